@@ -1,0 +1,332 @@
+// Package agent is the agent loop: it calls a model with the conversation,
+// runs the tools the model asks for, feeds their results back, and repeats
+// until the model answers with text only or the turn limit is reached
+// (DESIGN.md §3.6–3.7).
+//
+// The loop knows nothing of storage, channels or configuration. It reports
+// every new message through Hooks.Message before it goes on, so the caller can
+// persist each step in its own transaction (write before you act); a hook
+// error stops the turn. Deltas go to Hooks.Event as they stream.
+//
+// Choices where the spec is silent:
+//   - All tool calls of one assistant message run concurrently (they are
+//     independent by construction: the model issued them together); results
+//     are appended in call order, so transcripts are deterministic.
+//   - A reply cut by the output-token limit is continued by a follow-up
+//     request: the partial assistant message is kept and a short user message
+//     asks the model to continue. At most Config.MaxContinuations times.
+//   - When the turn limit is hit with tool calls still pending, the pending
+//     calls get an error result saying so (the transcript stays well formed)
+//     and the loop ends with ErrTurnLimit.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// Model streams one model reply. Implementations live in models/….
+type Model interface {
+	Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error
+}
+
+// Toolset is the set of tools one turn may use, already filtered by policy
+// and bound to the turn's workspace and approver (engine/tool.Set).
+type Toolset interface {
+	Specs() []engine.ToolSpec
+	Run(ctx context.Context, call engine.ToolCall) engine.ToolResult
+}
+
+// Config bounds a loop.
+type Config struct {
+	// MaxTurns is the most model calls that may end in tool calls in one turn
+	// (default 20).
+	MaxTurns int
+	// MaxContinuations is how often a reply cut at the token limit is
+	// continued (default 3).
+	MaxContinuations int
+}
+
+// Run is one turn's input.
+type Run struct {
+	Model         Model
+	Provider      string // for the messages we write, e.g. "anthropic"
+	ModelID       string // provider's model id
+	API           string // provider api, e.g. "anthropic-messages"
+	System        string
+	CacheBoundary int
+	History       []engine.Message // the context, ending with the new user message
+	Tools         Toolset          // may be nil: no tools
+	MaxTokens     int
+	Thinking      engine.ThinkingLevel
+	SessionID     string
+}
+
+// Hooks observe a loop. Every field may be nil.
+type Hooks struct {
+	// Event receives every stream event as it arrives.
+	Event func(engine.Event)
+	// Message receives each new message (assistant replies, tool results,
+	// continuation prompts) before the loop acts on it. An error ends the
+	// turn: nothing further is done.
+	Message func(engine.Message) error
+	// ToolCall and ToolResult report tool activity for progress display.
+	ToolCall   func(engine.ToolCall)
+	ToolResult func(engine.ToolCall, engine.ToolResult)
+}
+
+// Result is what a turn produced.
+type Result struct {
+	Messages []engine.Message // every message the loop added, in order
+	Text     string           // the visible reply: text of the final assistant message(s)
+	Usage    engine.Usage     // summed over all model calls
+	// LastUsage is the usage of the last model call; its Input+CacheRead
+	// approximates the context size.
+	LastUsage  engine.Usage
+	StopReason engine.StopReason
+	ModelCalls int
+}
+
+// ErrTurnLimit ends a turn whose model kept calling tools past Config.MaxTurns.
+var ErrTurnLimit = errors.New("turn limit reached")
+
+// ContinuePrompt is the user message that asks a model to continue a reply
+// cut at its output-token limit.
+const ContinuePrompt = "[continue] Your previous reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything."
+
+// Loop runs one turn. On a model error it returns the error (a
+// *engine.ModelError for classified failures) together with the messages
+// produced so far; on abort the partial assistant message is kept with stop
+// reason "aborted".
+func Loop(ctx context.Context, cfg Config, run Run, hooks Hooks) (Result, error) {
+	if cfg.MaxTurns <= 0 {
+		cfg.MaxTurns = 20
+	}
+	if cfg.MaxContinuations <= 0 {
+		cfg.MaxContinuations = 3
+	}
+	l := &loop{cfg: cfg, run: run, hooks: hooks, history: append([]engine.Message(nil), run.History...)}
+	err := l.turn(ctx)
+	return l.res, err
+}
+
+type loop struct {
+	cfg     Config
+	run     Run
+	hooks   Hooks
+	history []engine.Message
+	res     Result
+}
+
+func (l *loop) add(m engine.Message) error {
+	if l.hooks.Message != nil {
+		if err := l.hooks.Message(m); err != nil {
+			return fmt.Errorf("record %s message: %w", m.Role, err)
+		}
+	}
+	l.history = append(l.history, m)
+	l.res.Messages = append(l.res.Messages, m)
+	return nil
+}
+
+func (l *loop) turn(ctx context.Context) error {
+	var specs []engine.ToolSpec
+	if l.run.Tools != nil {
+		specs = l.run.Tools.Specs()
+	}
+	toolRounds, continuations := 0, 0
+	var text strings.Builder
+	for {
+		msg, err := l.call(ctx, specs)
+		if msg != nil {
+			if aerr := l.add(*msg); aerr != nil {
+				return aerr
+			}
+			text.WriteString(msg.Text())
+			l.res.StopReason = msg.StopReason
+		}
+		if err != nil {
+			l.res.Text = text.String()
+			return err
+		}
+		calls := msg.ToolCalls()
+		if len(calls) == 0 {
+			if msg.StopReason == engine.StopLength && continuations < l.cfg.MaxContinuations {
+				continuations++
+				if err := l.add(engine.UserText(ContinuePrompt)); err != nil {
+					return err
+				}
+				continue
+			}
+			l.res.Text = text.String()
+			return nil
+		}
+		// A message with tool calls is not the visible reply; what counts is
+		// the text after the tools ran.
+		text.Reset()
+		toolRounds++
+		if toolRounds > l.cfg.MaxTurns {
+			for _, c := range calls {
+				r := engine.ErrorResult("not run: this turn reached its limit of %d tool rounds", l.cfg.MaxTurns)
+				if err := l.add(r.Message(c)); err != nil {
+					return err
+				}
+			}
+			l.res.Text = text.String()
+			return fmt.Errorf("%w: the model still wanted tools after %d rounds", ErrTurnLimit, l.cfg.MaxTurns)
+		}
+		if err := l.runTools(ctx, calls); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return &engine.ModelError{Kind: engine.ErrAborted, Message: "turn stopped", Err: err}
+		}
+	}
+}
+
+// call makes one streamed model call and assembles the assistant message.
+// A non-nil message is returned even with an error when the model produced
+// something before failing or being stopped.
+func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Message, error) {
+	req := &engine.ChatRequest{
+		Model:         l.run.ModelID,
+		System:        l.run.System,
+		CacheBoundary: l.run.CacheBoundary,
+		Messages:      l.history,
+		Tools:         specs,
+		MaxTokens:     l.run.MaxTokens,
+		Thinking:      l.run.Thinking,
+		SessionID:     l.run.SessionID,
+	}
+	var (
+		text, thinking strings.Builder
+		blocks         []engine.Block
+		usage          engine.Usage
+		stop           engine.StopReason
+		ended          bool
+	)
+	flushText := func() {
+		if thinking.Len() > 0 {
+			blocks = append(blocks, engine.Block{Type: engine.BlockThinking, Thinking: thinking.String()})
+			thinking.Reset()
+		}
+		if text.Len() > 0 {
+			blocks = append(blocks, engine.TextBlock(text.String()))
+			text.Reset()
+		}
+	}
+	emit := func(ev engine.Event) {
+		switch ev.Type {
+		case engine.EventTextDelta:
+			text.WriteString(ev.Text)
+		case engine.EventThinkingDelta:
+			thinking.WriteString(ev.Text)
+		case engine.EventToolCall:
+			if ev.ToolCall != nil {
+				flushText()
+				blocks = append(blocks, ev.ToolCall.Block())
+			}
+		case engine.EventMessageEnd:
+			ended = true
+			stop = ev.StopReason
+			if ev.Usage != nil {
+				usage = *ev.Usage
+			}
+		}
+		if l.hooks.Event != nil {
+			l.hooks.Event(ev)
+		}
+	}
+	l.res.ModelCalls++
+	err := l.run.Model.Stream(ctx, req, emit)
+	flushText()
+	l.res.Usage.Add(usage)
+	l.res.LastUsage = usage
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err == nil && !ended {
+		err = &engine.ModelError{Kind: engine.ErrUnreachable, Provider: l.run.Provider, Model: l.run.ModelID, Message: "model stream ended without a final event"}
+	}
+	msg := &engine.Message{
+		Role:      engine.RoleAssistant,
+		Content:   blocks,
+		API:       l.run.API,
+		Provider:  l.run.Provider,
+		Model:     l.run.ModelID,
+		Usage:     &usage,
+		Timestamp: time.Now().UnixMilli(),
+	}
+	if err != nil {
+		if engine.KindOf(err) == engine.ErrAborted {
+			msg.StopReason = engine.StopAborted
+		} else {
+			msg.StopReason = engine.StopError
+			msg.ErrorMessage = err.Error()
+		}
+		// Tool calls of an interrupted message are never run: drop them so
+		// the transcript holds no call without a result.
+		msg.Content = textOnly(msg.Content)
+		if len(msg.Content) == 0 {
+			return nil, err
+		}
+		return msg, err
+	}
+	if stop == "" {
+		stop = engine.StopEnd
+	}
+	if stop == engine.StopToolUse && len(msg.ToolCalls()) == 0 {
+		stop = engine.StopEnd
+	}
+	if len(msg.ToolCalls()) > 0 {
+		stop = engine.StopToolUse
+	}
+	msg.StopReason = stop
+	return msg, nil
+}
+
+func textOnly(blocks []engine.Block) []engine.Block {
+	var out []engine.Block
+	for _, b := range blocks {
+		if b.Type != engine.BlockToolCall {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// runTools runs calls concurrently and records their results in call order.
+func (l *loop) runTools(ctx context.Context, calls []engine.ToolCall) error {
+	results := make([]engine.ToolResult, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		if l.hooks.ToolCall != nil {
+			l.hooks.ToolCall(c)
+		}
+		if l.run.Tools == nil {
+			results[i] = engine.ErrorResult("tool %q is not available: this agent has no tools", c.Name)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = l.run.Tools.Run(ctx, c)
+		}()
+	}
+	wg.Wait()
+	for i, c := range calls {
+		if l.hooks.ToolResult != nil {
+			l.hooks.ToolResult(c, results[i])
+		}
+		if err := l.add(results[i].Message(c)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+// Package api holds the wire types and paths of the gateway's control API:
+// the HTTP API the gateway serves on its Unix socket (and later on the paired
+// LAN listener) and that the openclaw CLI speaks through engine/api/client.
+//
+// Paths are versioned (/v1/…). Requests and replies are JSON; a message turn
+// replies with a Server-Sent Events stream of Event values so the CLI can show
+// text as it is generated. Errors are an Error body with a stable Code the CLI
+// can act on and a Message safe to show a user.
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// Version is the API version in paths and in mDNS hints.
+const Version = "v1"
+
+// Paths of the control API. Session keys travel in the "key" query parameter
+// because they contain ':' and may contain '/'.
+const (
+	PathStatus         = "/v1/status"           // GET → Status
+	PathMessages       = "/v1/messages"         // POST SendRequest → text/event-stream of Event
+	PathSessions       = "/v1/sessions"         // GET ?agent= → []SessionInfo
+	PathSessionHistory = "/v1/sessions/history" // GET ?key= → History
+	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
+	PathSessionExport  = "/v1/sessions/export"  // GET ?key= → OpenClaw JSONL (application/x-ndjson)
+	PathSessionImport  = "/v1/sessions/import"  // POST ?key= body JSONL → ImportResult
+)
+
+// SendRequest asks the gateway to run one inbound message through the
+// pipeline as the CLI channel. Text may be a slash command (/new, /status,
+// /approve <id> …); /approve, /deny and /stop act at once even while the
+// session's turn is running.
+type SendRequest struct {
+	Text       string `json:"text"`
+	SessionKey string `json:"sessionKey,omitempty"` // default agent:<agent>:main
+	AgentID    string `json:"agentId,omitempty"`    // default: the default agent
+	// MessageID, when set, makes the send idempotent: a repeat with the same
+	// id is dropped (dedup key "cli:<id>").
+	MessageID string `json:"messageId,omitempty"`
+}
+
+// EventType names an event of a message stream.
+type EventType string
+
+// Event types of a message stream, in the order they may appear.
+const (
+	EventQueued     EventType = "queued"      // the turn waits behind another in the session's lane
+	EventDelta      EventType = "delta"       // Text: a piece of the visible reply
+	EventThinking   EventType = "thinking"    // Text: a piece of reasoning (only when /reasoning stream)
+	EventToolCall   EventType = "tool_call"   // Tool: the model called a tool
+	EventToolResult EventType = "tool_result" // Tool: its result (IsError, Preview)
+	EventApproval   EventType = "approval"    // Approval: an exec waits for /approve or /deny
+	EventFailover   EventType = "failover"    // Text: why another model answers
+	EventError      EventType = "error"       // Error: the turn failed
+	EventDone       EventType = "done"        // Result: the turn ended (always last when the turn ran)
+)
+
+// Event is one Server-Sent Event of a message stream. The SSE "event:" field
+// carries Type too, and "data:" this struct as JSON.
+type Event struct {
+	Type     EventType `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	Tool     *Tool     `json:"tool,omitempty"`
+	Approval *Approval `json:"approval,omitempty"`
+	Error    *Error    `json:"error,omitempty"`
+	Result   *Result   `json:"result,omitempty"`
+}
+
+// Tool describes a tool call or its result in a message stream.
+type Tool struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	IsError   bool            `json:"isError,omitempty"`
+	Preview   string          `json:"preview,omitempty"` // first few hundred characters of the result
+}
+
+// Approval is a pending exec approval. Answer it with the text
+// "/approve <ID>" or "/deny <ID>" on the same session.
+type Approval struct {
+	ID         string    `json:"id"`
+	Command    string    `json:"command"`
+	Cwd        string    `json:"cwd,omitempty"`
+	SessionKey string    `json:"sessionKey"`
+	ExpiresAt  time.Time `json:"expiresAt"`
+}
+
+// Result is the outcome of one turn, as `openclaw message send --json`
+// prints it.
+type Result struct {
+	Reply      string        `json:"reply"`
+	SessionKey string        `json:"sessionKey"`
+	SessionID  string        `json:"sessionId"`
+	Model      string        `json:"model,omitempty"` // "provider/model" that answered
+	Usage      *engine.Usage `json:"usage,omitempty"`
+	// Suppressed is true when the reply was NO_REPLY/__SILENT__ and nothing
+	// was delivered.
+	Suppressed bool `json:"suppressed,omitempty"`
+	// Command is set when the text was a slash command handled by the
+	// gateway (e.g. "status"); Reply then holds its answer.
+	Command string `json:"command,omitempty"`
+	// Media lists MEDIA: attachments the reply asked to send.
+	Media []string `json:"media,omitempty"`
+}
+
+// Error is the body of every non-2xx reply and of EventError.
+type Error struct {
+	Code    string `json:"code"`    // stable, e.g. "bad_request", "not_found", "model_failed"
+	Message string `json:"message"` // safe to show to a user
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Error codes.
+const (
+	CodeBadRequest  = "bad_request"
+	CodeNotFound    = "not_found"
+	CodeModelFailed = "model_failed"
+	CodeAborted     = "aborted"
+	CodeInternal    = "internal"
+	CodeForbidden   = "forbidden"
+)
+
+// Status is the gateway's health and identity (GET /v1/status).
+type Status struct {
+	Version       string    `json:"version"`
+	APIVersion    string    `json:"apiVersion"`
+	PID           int       `json:"pid"`
+	StartedAt     time.Time `json:"startedAt"`
+	UptimeSeconds float64   `json:"uptimeSeconds"`
+	RSSBytes      int64     `json:"rssBytes"`
+	StateDir      string    `json:"stateDir"`
+	Socket        string    `json:"socket"`
+	DefaultAgent  string    `json:"defaultAgent"`
+	Model         string    `json:"model"` // default agent's primary "provider/model"
+	Sessions      int       `json:"sessions"`
+	ActiveTurns   int       `json:"activeTurns"`
+	LastModel     string    `json:"lastModel,omitempty"` // the model that answered last
+	LastError     string    `json:"lastError,omitempty"`
+	LastErrorAt   time.Time `json:"lastErrorAt,omitzero"`
+}
+
+// SessionInfo is one row of `openclaw sessions list`.
+type SessionInfo struct {
+	Key          string    `json:"key"`
+	AgentID      string    `json:"agentId"`
+	SessionID    string    `json:"sessionId"`
+	ChatType     string    `json:"chatType,omitempty"`
+	Channel      string    `json:"channel,omitempty"`
+	DisplayName  string    `json:"displayName,omitempty"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+	Model        string    `json:"model,omitempty"`
+	InputTokens  int       `json:"inputTokens"`
+	OutputTokens int       `json:"outputTokens"`
+	TotalTokens  int       `json:"totalTokens"`
+	Messages     int       `json:"messages"`
+}
+
+// History is a session's current transcript (GET /v1/sessions/history).
+// Entries are OpenClaw transcript entries (type message | custom_message |
+// custom | compaction | branch_summary | …) as JSON objects, in append order;
+// Header is the transcript's session header line.
+type History struct {
+	SessionKey string            `json:"sessionKey"`
+	SessionID  string            `json:"sessionId"`
+	Header     json.RawMessage   `json:"header"`
+	Entries    []json.RawMessage `json:"entries"`
+}
+
+// ImportResult reports an imported transcript.
+type ImportResult struct {
+	SessionKey string `json:"sessionKey"`
+	SessionID  string `json:"sessionId"`
+	Entries    int    `json:"entries"`
+}
