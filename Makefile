@@ -1,0 +1,55 @@
+# OpenClaw Edge — build, run and test. `make run` and `make test` do all set-up
+# themselves on a machine with Go (≥ 1.26) installed.
+
+GO        ?= go
+BIN       ?= bin
+VERSION   ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+# Benchmarks: BENCHTIME=2s make bench for steadier figures.
+BENCHTIME ?= 1s
+
+.PHONY: all build run test test-short check bench fake-model deps clean
+
+all: build
+
+## deps: check the toolchain (later issues add apt packages for llama.cpp here)
+deps:
+	@command -v $(GO) >/dev/null || { echo "Go is required: https://go.dev/dl/"; exit 1; }
+	@$(GO) mod download
+
+## build: bin/openclaw-gateway and bin/openclaw
+build: deps
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
+	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
+
+## run: build, then run the gateway in the foreground (state in ~/.openclaw or $OPENCLAW_STATE_DIR)
+run: build
+	$(BIN)/openclaw-gateway run
+
+## test: vet, then every test with the race detector
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+## test-short: the quick unit tests only
+test-short:
+	$(GO) test -short -count=1 ./...
+
+## check: gofmt, vet, staticcheck, race tests
+check: deps
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) test -race -count=1 ./...
+
+## bench: benchmarks (pipeline overhead, store, parsers); see README "Benchmarks"
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## fake-model: a loopback OpenAI-compatible server that echoes (try the gateway without an API key)
+fake-model:
+	$(GO) run ./models/openai/openaitest/fakeopenai -addr 127.0.0.1:8089
+
+clean:
+	rm -rf $(BIN)

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/coreos/go-systemd/v22/daemon"
+
+	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/store/bolt"
+	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/tool/exec"
+	"github.com/openclaw-edge/edge/engine/tool/fs"
+)
+
+// version is set by the Makefile through -ldflags.
+var version = "dev"
+
+// Main is the whole gateway: it loads the config, opens the state, wires
+// every part and serves the control API until its context ends. It is the
+// one place that knows the config file's shape; everything below it takes
+// its own small config.
+type Main struct {
+	ConfigPath string // "" → $OPENCLAW_CONFIG_PATH, else <state-dir>/openclaw.json if it exists, else embedded defaults
+	StateDir   string // "" → $OPENCLAW_STATE_DIR, else ~/.openclaw
+	Socket     string // "" → gateway.socket from config, else <state-dir>/gateway.sock
+	Stderr     io.Writer
+	// Ready, if set, is called once the API is served (tests wait on it).
+	Ready func(*Main)
+
+	// Set while running.
+	Config  *config.Config
+	Gateway *gateway.Gateway
+	DB      *bolt.DB
+}
+
+// resolvePaths fills in the defaults of the paths.
+func (m *Main) resolvePaths() error {
+	if m.StateDir == "" {
+		m.StateDir = os.Getenv("OPENCLAW_STATE_DIR")
+	}
+	if m.StateDir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return fmt.Errorf("find the home directory for the default state dir (set --state-dir): %w", err)
+		}
+		m.StateDir = filepath.Join(home, ".openclaw")
+	}
+	m.StateDir = config.ExpandHome(m.StateDir)
+	abs, err := filepath.Abs(m.StateDir)
+	if err != nil {
+		return fmt.Errorf("state dir %s: %w", m.StateDir, err)
+	}
+	m.StateDir = abs
+	if m.ConfigPath == "" {
+		m.ConfigPath = os.Getenv("OPENCLAW_CONFIG_PATH")
+	}
+	if m.ConfigPath == "" {
+		p := filepath.Join(m.StateDir, "openclaw.json")
+		if _, err := os.Stat(p); err == nil {
+			m.ConfigPath = p
+		}
+	}
+	return nil
+}
+
+// Run runs the gateway until ctx ends.
+func (m *Main) Run(ctx context.Context) error {
+	if m.Stderr == nil {
+		m.Stderr = os.Stderr
+	}
+	if err := m.resolvePaths(); err != nil {
+		return err
+	}
+	cfg, err := config.Load(m.ConfigPath)
+	if err != nil {
+		return fmt.Errorf("config rejected, nothing was started:\n%w", err)
+	}
+	m.Config = cfg
+	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	if m.Socket == "" {
+		m.Socket = cfg.Gateway.Socket
+	}
+	if m.Socket == "" {
+		m.Socket = filepath.Join(m.StateDir, "gateway.sock")
+	}
+	if err := os.MkdirAll(m.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+
+	db, err := bolt.Open(filepath.Join(m.StateDir, "state.db"), bolt.Options{})
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	m.DB = db
+
+	ex := cfg.Tools.Exec
+	execTools := exec.Tools(exec.Config{
+		Ask:             ex.Ask,
+		Security:        ex.Security,
+		SafeBins:        ex.SafeBins,
+		Timeout:         time.Duration(ex.TimeoutSeconds) * time.Second,
+		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
+	})
+	defer closeTools(execTools)
+	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
+
+	ags, err := agents(cfg, reg)
+	if err != nil {
+		return fmt.Errorf("config rejected, nothing was started: %w", err)
+	}
+	for _, a := range ags {
+		if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
+			return fmt.Errorf("create workspace of agent %s: %w", a.ID, err)
+		}
+	}
+	var loc *time.Location
+	if len(ags) > 0 {
+		loc = ags[0].Location
+	}
+	reset := cfg.Session.Reset
+	daily := reset.Hour()
+	if reset.Mode == "idle" || reset.Mode == "none" {
+		daily = -1
+	}
+	idle := reset.IdleMinutes
+	if reset.Mode == "none" {
+		idle = 0
+	}
+	sessions := session.NewManager(db, session.Config{DailyResetHour: daily, IdleMinutes: idle, Location: loc})
+
+	gw, err := gateway.New(gateway.Config{
+		Agents:          ags,
+		DefaultAgent:    cfg.DefaultAgentID(),
+		MainKey:         cfg.Session.MainKey,
+		Sessions:        sessions,
+		Tools:           reg,
+		Models:          newModels(cfg),
+		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
+		Version:         version,
+		StateDir:        m.StateDir,
+		Socket:          m.Socket,
+		Logger:          log,
+	})
+	if err != nil {
+		return err
+	}
+	m.Gateway = gw
+	if n, err := gw.RecoverInterrupted(); err != nil {
+		return err
+	} else if n > 0 {
+		log.Warn("closed turns that a crash interrupted", "count", n)
+	}
+
+	ln, err := listenUnix(m.Socket)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer os.Remove(m.Socket)
+
+	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
+		log.Warn("sd_notify READY failed", "err", err)
+	}
+	stopWatchdog := watchdog(log)
+	defer stopWatchdog()
+
+	defAgent := ags[0]
+	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
+	if defAgent.Model == "" {
+		log.Warn("no model configured: " + strings.ReplaceAll(gateway.NoModelHelp, "\n", " "))
+	}
+	if m.Ready != nil {
+		m.Ready(m)
+	}
+
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("control API stopped: %w", err)
+		}
+	}
+	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping) // best effort: not under systemd
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		log.Warn("turns still running at shutdown were cut", "err", err)
+	}
+	log.Info("gateway stopped")
+	return nil
+}
+
+// closeTools stops what tools keep running (background exec processes).
+func closeTools(ts []tool.Tool) {
+	for _, t := range ts {
+		if c, ok := t.(io.Closer); ok {
+			_ = c.Close() // shutting down; a process that would not die is gone with us
+		}
+	}
+}
+
+// watchdog pings systemd's watchdog at half its interval when one is set.
+func watchdog(log *slog.Logger) (stop func()) {
+	interval, err := daemon.SdWatchdogEnabled(false)
+	if err != nil || interval == 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(interval / 2)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, err := daemon.SdNotify(false, daemon.SdNotifyWatchdog); err != nil {
+					log.Warn("watchdog ping failed", "err", err)
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+func logLevel(s string) slog.Level {
+	switch s {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+func orDefaults(s string) string {
+	if s == "" {
+		return "embedded defaults"
+	}
+	return s
+}
+
+var _ net.Listener = (*peerListener)(nil)

@@ -1,0 +1,133 @@
+package engine_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"path"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/openclaw-edge/edge"
+
+type pkg struct {
+	ImportPath string
+	Name       string
+	Doc        string
+	Standard   bool
+	Deps       []string
+	Imports    []string
+}
+
+// listPackages runs `go list -deps -json` over the module, as tailscale's
+// deptest does, so a wrong import fails `make test`.
+func listPackages(t *testing.T, patterns ...string) map[string]pkg {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	args := append([]string{"list", "-json"}, patterns...)
+	out, err := exec.Command("go", args...).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[p.ImportPath] = p
+	}
+	return pkgs
+}
+
+func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
+
+// TestImportRules keeps the one-way data flow of DESIGN.md §2.
+func TestImportRules(t *testing.T) {
+	pkgs := listPackages(t, module+"/...")
+	// forbidden[prefix of importer] = prefixes it must never depend on.
+	forbidden := map[string][]string{
+		"engine/agent":      {"engine/store", "engine/session", "engine/transcript", "engine/gateway", "engine/channel", "engine/config", "models/"},
+		"engine/tool":       {"engine/gateway", "engine/channel", "engine/store", "models/"},
+		"engine/store":      {"engine/gateway", "engine/channel", "engine/tool", "models/"},
+		"engine/session":    {"engine/gateway", "engine/channel", "engine/tool", "models/", "engine/agent"},
+		"engine/policy":     {"engine/"},
+		"engine/prompt":     {"engine/gateway", "engine/channel", "engine/store", "engine/session", "models/"},
+		"engine/delivery":   {"engine/gateway", "engine/store", "engine/session", "models/"},
+		"engine/config":     {"engine/gateway", "engine/channel", "engine/store", "models/"},
+		"engine/api":        {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "models/"},
+		"engine/gateway":    {"models/", "appliance"},
+		"models/":           {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
+		"cli":               {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance"},
+		"engine/transcript": {"engine/store", "engine/session", "engine/gateway"},
+	}
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		for prefix, bans := range forbidden {
+			if from != strings.TrimSuffix(prefix, "/") && !strings.HasPrefix(from, prefix) {
+				continue
+			}
+			for _, d := range p.Deps {
+				if !strings.HasPrefix(d, module+"/") {
+					continue
+				}
+				to := rel(d)
+				for _, ban := range bans {
+					if to == strings.TrimSuffix(ban, "/") || strings.HasPrefix(to, ban) {
+						// engine/policy may use the vocabulary package only.
+						if prefix == "engine/policy" && to == "engine" {
+							continue
+						}
+						t.Errorf("%s depends on %s (forbidden by DESIGN.md §2)", from, to)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestVocabularyIsStandardLibrary: the engine package imports only std.
+func TestVocabularyIsStandardLibrary(t *testing.T) {
+	pkgs := listPackages(t, "-deps", module+"/engine")
+	for _, p := range pkgs {
+		if !p.Standard && p.ImportPath != module+"/engine" {
+			t.Errorf("engine depends on %s; the vocabulary may import only the standard library", p.ImportPath)
+		}
+	}
+}
+
+// TestCLIDeps: the CLI links only the API client, wire types, vocabulary and
+// config — never storage, channels, models or the gateway.
+func TestCLIDeps(t *testing.T) {
+	pkgs := listPackages(t, "-deps", module+"/cli")
+	for _, p := range pkgs {
+		if strings.Contains(p.ImportPath, "bbolt") || strings.Contains(p.ImportPath, "bleve") || strings.Contains(p.ImportPath, "llama") {
+			t.Errorf("the CLI links %s", p.ImportPath)
+		}
+	}
+}
+
+// TestPackageDocs: every package says what it is for; no util packages.
+func TestPackageDocs(t *testing.T) {
+	pkgs := listPackages(t, module+"/...")
+	for _, p := range pkgs {
+		switch path.Base(p.ImportPath) {
+		case "util", "utils", "common", "helpers", "misc":
+			t.Errorf("package %s: name it after what it does", p.ImportPath)
+		}
+		if strings.TrimSpace(p.Doc) == "" {
+			t.Errorf("package %s has no doc comment", rel(p.ImportPath))
+		}
+	}
+}

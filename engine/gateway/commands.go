@@ -1,0 +1,248 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
+)
+
+// commands lists the slash commands with their help line.
+var commands = []struct{ name, usage, help string }{
+	{"new", "/new [message]", "start a fresh session (the old transcript is kept); a message after it is sent in the new session"},
+	{"reset", "/reset [message]", "same as /new"},
+	{"status", "/status", "show the session, model, token counts and gateway state"},
+	{"stop", "/stop", "abort the turn that is running in this session"},
+	{"approve", "/approve <id>", "allow one pending exec request once"},
+	{"deny", "/deny <id>", "refuse a pending exec request"},
+	{"model", "/model [provider/model|default]", "show or set this session's model"},
+	{"think", "/think off|low|medium|high", "set this session's thinking level"},
+	{"help", "/help", "this list"},
+}
+
+// parseCommand splits "/name args" when name is a known command. Unknown
+// slash words are ordinary text: a user may well start a message with "/".
+func parseCommand(text string) (name, args string, ok bool) {
+	if !strings.HasPrefix(text, "/") {
+		return "", "", false
+	}
+	word, rest, _ := strings.Cut(text[1:], " ")
+	if i := strings.IndexAny(word, "\n\t"); i >= 0 {
+		rest = word[i+1:] + " " + rest
+		word = word[:i]
+	}
+	word = strings.ToLower(word)
+	for _, c := range commands {
+		if c.name == word {
+			return word, strings.TrimSpace(rest), true
+		}
+	}
+	return "", "", false
+}
+
+func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey, name, args string, req api.SendRequest, emit func(api.Event)) (*api.Result, error) {
+	reply := func(text string) (*api.Result, error) {
+		r := &api.Result{Reply: text, SessionKey: string(key), Command: name}
+		if e, ok, err := g.cfg.Sessions.Get(ag.ID, key); err == nil && ok {
+			r.SessionID = e.SessionID
+		}
+		return r, nil
+	}
+	switch name {
+	case "help":
+		var b strings.Builder
+		b.WriteString("Commands:\n")
+		for _, c := range commands {
+			fmt.Fprintf(&b, "  %-34s %s\n", c.usage, c.help)
+		}
+		return reply(strings.TrimRight(b.String(), "\n"))
+
+	case "stop":
+		g.mu.Lock()
+		cancel, ok := g.running[key]
+		g.mu.Unlock()
+		if !ok {
+			return reply("Nothing is running in this session.")
+		}
+		cancel()
+		return reply("Stopped the running turn.")
+
+	case "approve", "deny":
+		if args == "" {
+			return nil, badRequest(fmt.Sprintf("usage: /%s <id>", name))
+		}
+		d := tool.DecisionAllowOnce
+		if name == "deny" {
+			d = tool.DecisionDeny
+		}
+		if err := g.decide(key, args, d); err != nil {
+			return nil, err
+		}
+		if name == "deny" {
+			return reply("Denied " + args + ".")
+		}
+		return reply("Approved " + args + " (this one command, once).")
+
+	case "new", "reset":
+		release, _, err := g.lanes.Acquire(ctx, string(key))
+		if err != nil {
+			return nil, &api.Error{Code: api.CodeAborted, Message: "stopped while waiting for the session"}
+		}
+		e, err := g.cfg.Sessions.Reset(ag.ID, key, session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace})
+		release()
+		if err != nil {
+			return nil, g.internal("reset the session", err)
+		}
+		if args != "" {
+			return g.turn(ctx, ag, key, args, req.MessageID, emit)
+		}
+		return &api.Result{Reply: "Started a new session (" + e.SessionID + ").", SessionKey: string(key), SessionID: e.SessionID, Command: name}, nil
+
+	case "status":
+		return reply(g.statusText(ag, key))
+
+	case "model":
+		if args == "" {
+			cur := ag.Model
+			if e, ok, _ := g.cfg.Sessions.Get(ag.ID, key); ok && e.ModelOverride != "" {
+				cur = e.ModelOverride + " (session override)"
+			}
+			if cur == "" {
+				cur = "none configured"
+			}
+			return reply("Model: " + cur + "\nAvailable: " + strings.Join(g.cfg.Models.Refs(), ", "))
+		}
+		override := args
+		if args == "default" {
+			override = ""
+		} else if _, _, err := g.cfg.Models.Resolve(args); err != nil {
+			return nil, badRequest(fmt.Sprintf("unknown model %q: %v (available: %s)", args, err, strings.Join(g.cfg.Models.Refs(), ", ")))
+		}
+		if _, err := g.updateSession(ag, key, func(e *session.Entry) error { e.ModelOverride = override; return nil }); err != nil {
+			return nil, err
+		}
+		if override == "" {
+			return reply("This session uses the agent's model again: " + ag.Model)
+		}
+		return reply("This session now uses " + override + ".")
+
+	case "think":
+		levels := []string{"off", "low", "medium", "high"}
+		if !slices.Contains(levels, args) {
+			return nil, badRequest("usage: /think off|low|medium|high")
+		}
+		if _, err := g.updateSession(ag, key, func(e *session.Entry) error { e.ThinkingLevel = args; return nil }); err != nil {
+			return nil, err
+		}
+		return reply("Thinking: " + args)
+	}
+	return nil, badRequest("unknown command /" + name)
+}
+
+// updateSession changes a session entry, creating the session first when it
+// does not exist yet (so /model before the first message works).
+func (g *Gateway) updateSession(ag *Agent, key engine.SessionKey, fn func(*session.Entry) error) (session.Entry, error) {
+	if _, ok, err := g.cfg.Sessions.Get(ag.ID, key); err != nil {
+		return session.Entry{}, g.internal("read the session", err)
+	} else if !ok {
+		if _, err := g.cfg.Sessions.Reset(ag.ID, key, session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}); err != nil {
+			return session.Entry{}, g.internal("create the session", err)
+		}
+	}
+	e, err := g.cfg.Sessions.Update(ag.ID, key, fn)
+	if err != nil {
+		return e, g.internal("update the session", err)
+	}
+	return e, nil
+}
+
+func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
+	var b strings.Builder
+	st := g.Status()
+	fmt.Fprintf(&b, "OpenClaw Edge %s — up %s, %d sessions\n", st.Version, time.Duration(st.UptimeSeconds*float64(time.Second)).Round(time.Second), st.Sessions)
+	fmt.Fprintf(&b, "Agent: %s   Session: %s\n", ag.ID, key)
+	model := ag.Model
+	if e, ok, _ := g.cfg.Sessions.Get(ag.ID, key); ok {
+		fmt.Fprintf(&b, "Session id: %s   Messages: %d\n", e.SessionID, e.Messages)
+		fmt.Fprintf(&b, "Tokens: %d in / %d out / %d context\n", e.InputTokens, e.OutputTokens, e.ContextTokens)
+		if e.ModelOverride != "" {
+			model = e.ModelOverride + " (session override)"
+		}
+		if e.ThinkingLevel != "" {
+			fmt.Fprintf(&b, "Thinking: %s\n", e.ThinkingLevel)
+		}
+		if e.LastModel != "" {
+			fmt.Fprintf(&b, "Last answered by: %s\n", e.LastModel)
+		}
+	}
+	if model == "" {
+		model = "none configured"
+	}
+	fmt.Fprintf(&b, "Model: %s", model)
+	if st.LastError != "" {
+		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)
+	}
+	return b.String()
+}
+
+// pendingApproval is an exec waiting for /approve or /deny.
+type pendingApproval struct {
+	key      engine.SessionKey
+	decision chan tool.Decision
+}
+
+func (g *Gateway) decide(key engine.SessionKey, id string, d tool.Decision) error {
+	g.mu.Lock()
+	p, ok := g.pending[id]
+	if ok && p.key == key {
+		delete(g.pending, id)
+	}
+	g.mu.Unlock()
+	if !ok || p.key != key {
+		return &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no pending approval %q in session %s (it may have expired)", id, key)}
+	}
+	p.decision <- d
+	return nil
+}
+
+// approver asks the session's owner through the turn's event stream.
+type approver struct {
+	g    *Gateway
+	key  engine.SessionKey
+	emit func(api.Event)
+}
+
+var _ tool.Approver = (*approver)(nil)
+
+func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.Decision, error) {
+	g := a.g
+	id := newID(6)
+	p := &pendingApproval{key: a.key, decision: make(chan tool.Decision, 1)}
+	g.mu.Lock()
+	g.pending[id] = p
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.pending, id)
+		g.mu.Unlock()
+	}()
+	timer := time.NewTimer(g.cfg.ApprovalTimeout)
+	defer timer.Stop()
+	a.emit(api.Event{Type: api.EventApproval, Approval: &api.Approval{
+		ID: id, Command: req.Command, Cwd: req.Cwd, SessionKey: string(a.key), ExpiresAt: g.cfg.Now().Add(g.cfg.ApprovalTimeout),
+	}})
+	select {
+	case d := <-p.decision:
+		return d, nil
+	case <-ctx.Done():
+		return tool.DecisionDeny, fmt.Errorf("the turn ended while waiting: %w", ctx.Err())
+	case <-timer.C:
+		return tool.DecisionDeny, fmt.Errorf("no answer within %s", g.cfg.ApprovalTimeout)
+	}
+}

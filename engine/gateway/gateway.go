@@ -1,0 +1,529 @@
+// Package gateway runs one inbound message end to end — slash commands,
+// session lane, durable inbound, context assembly, the agent loop with its
+// tools, delivery — and serves the control API over it (DESIGN.md §3, §9).
+//
+// It sees the rest of the engine only through small pieces handed to New:
+// the session manager, the tool registry, a model resolver and per-agent
+// settings. The appliance builds those from the config file; tests build them
+// by hand.
+//
+// Crash safety follows DESIGN.md §4: the inbound message (with its dedup key)
+// is committed before any model is called, every assistant message and tool
+// result is its own transaction, and a turn a crash interrupted is closed at
+// the next start with a visible error entry (RecoverInterrupted) rather than
+// silently re-run: re-running could repeat a tool's side effects.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/agent"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/delivery"
+	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
+)
+
+// ModelInfo describes a resolved model.
+type ModelInfo struct {
+	Ref           string // "provider/model"
+	Provider      string
+	ID            string
+	API           string
+	ContextWindow int
+	MaxTokens     int
+	Local         bool
+}
+
+// Models resolves "provider/model" references to callable models.
+type Models interface {
+	Resolve(ref string) (agent.Model, ModelInfo, error)
+	// Refs lists every configured model reference, for /model.
+	Refs() []string
+}
+
+// Agent is one configured agent, resolved by the wiring.
+type Agent struct {
+	ID, Name  string
+	Workspace string // absolute
+	Model     string // primary "provider/model"; "" when none is configured
+	// Allowed reports whether the agent's tool policy allows a tool.
+	Allowed           func(name string) bool
+	PromptMode        prompt.Mode
+	MaxTurns          int
+	Timeout           time.Duration
+	MaxTokens         int
+	Thinking          engine.ThinkingLevel
+	BootstrapMaxChars int
+	SkillDirs         []string
+	Location          *time.Location
+}
+
+// Config is what New needs.
+type Config struct {
+	Agents          []Agent
+	DefaultAgent    string
+	MainKey         string // default "main"
+	Sessions        *session.Manager
+	Tools           *tool.Registry
+	Models          Models
+	ApprovalTimeout time.Duration // default 2 minutes
+	Version         string
+	StateDir        string
+	Socket          string
+	Logger          *slog.Logger
+	Now             func() time.Time
+}
+
+// Gateway runs turns. It is safe for concurrent use.
+type Gateway struct {
+	cfg     Config
+	agents  map[string]*Agent
+	lanes   *session.Lanes
+	log     *slog.Logger
+	started time.Time
+	host    string
+
+	mu        sync.Mutex
+	running   map[engine.SessionKey]context.CancelFunc
+	pending   map[string]*pendingApproval
+	lastError string
+	lastErrAt time.Time
+	lastModel string
+	active    int
+}
+
+// New checks cfg and returns a Gateway.
+func New(cfg Config) (*Gateway, error) {
+	if cfg.Sessions == nil || cfg.Tools == nil || cfg.Models == nil {
+		return nil, errors.New("gateway: sessions, tools and models are required")
+	}
+	if len(cfg.Agents) == 0 {
+		return nil, errors.New("gateway: no agents configured")
+	}
+	if cfg.MainKey == "" {
+		cfg.MainKey = "main"
+	}
+	if cfg.ApprovalTimeout <= 0 {
+		cfg.ApprovalTimeout = 2 * time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	g := &Gateway{
+		cfg:     cfg,
+		agents:  make(map[string]*Agent),
+		lanes:   session.NewLanes(),
+		log:     cfg.Logger,
+		started: cfg.Now(),
+		running: make(map[engine.SessionKey]context.CancelFunc),
+		pending: make(map[string]*pendingApproval),
+	}
+	g.host, _ = os.Hostname()
+	for i := range cfg.Agents {
+		a := &cfg.Agents[i]
+		if a.Allowed == nil {
+			a.Allowed = func(string) bool { return true }
+		}
+		if a.Location == nil {
+			a.Location = time.Local
+		}
+		g.agents[a.ID] = a
+	}
+	if cfg.DefaultAgent == "" {
+		g.cfg.DefaultAgent = cfg.Agents[0].ID
+	}
+	if _, ok := g.agents[g.cfg.DefaultAgent]; !ok {
+		return nil, fmt.Errorf("gateway: default agent %q is not configured", g.cfg.DefaultAgent)
+	}
+	return g, nil
+}
+
+// RecoverInterrupted closes every turn a crash left open with a visible error
+// entry, so the transcript says what happened and nothing is answered twice.
+func (g *Gateway) RecoverInterrupted() (int, error) {
+	open, err := g.cfg.Sessions.Interrupted()
+	if err != nil {
+		return 0, fmt.Errorf("find interrupted turns: %w", err)
+	}
+	for _, k := range open {
+		note := "The gateway stopped before this turn finished, so no complete reply was sent. Please send your message again."
+		if err := g.cfg.Sessions.CloseInterrupted(k.AgentID, k.Key, note); err != nil {
+			return 0, fmt.Errorf("close interrupted turn of %s: %w", k.Key, err)
+		}
+		g.log.Warn("closed an interrupted turn", "session", k.Key)
+	}
+	return len(open), nil
+}
+
+// Send handles one message from the CLI channel. emit receives the stream
+// events (it is called from one goroutine at a time). The returned error is
+// an *api.Error.
+func (g *Gateway) Send(ctx context.Context, req api.SendRequest, emit func(api.Event)) (*api.Result, error) {
+	if emit == nil {
+		emit = func(api.Event) {}
+	}
+	var emitMu sync.Mutex
+	safeEmit := func(ev api.Event) {
+		emitMu.Lock()
+		defer emitMu.Unlock()
+		emit(ev)
+	}
+	text := strings.TrimSpace(req.Text)
+	if text == "" {
+		return nil, badRequest("message text is empty")
+	}
+	ag, key, err := g.target(req.AgentID, req.SessionKey)
+	if err != nil {
+		return nil, err
+	}
+	if cmd, args, ok := parseCommand(text); ok {
+		return g.command(ctx, ag, key, cmd, args, req, safeEmit)
+	}
+	return g.turn(ctx, ag, key, text, req.MessageID, safeEmit)
+}
+
+// target resolves the agent and session key of a request.
+func (g *Gateway) target(agentID, key string) (*Agent, engine.SessionKey, error) {
+	sk := engine.SessionKey(key)
+	if key != "" {
+		if err := sk.Valid(); err != nil {
+			return nil, "", badRequest(err.Error())
+		}
+		if id := sk.AgentID(); id != "" {
+			if agentID != "" && agentID != id {
+				return nil, "", badRequest(fmt.Sprintf("session %s belongs to agent %q, not %q", key, id, agentID))
+			}
+			agentID = id
+		}
+	}
+	if agentID == "" {
+		agentID = g.cfg.DefaultAgent
+	}
+	ag, ok := g.agents[agentID]
+	if !ok {
+		return nil, "", &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %q is not configured (agents: %s)", agentID, strings.Join(g.agentIDs(), ", "))}
+	}
+	if key == "" {
+		sk = engine.AgentSessionKey(ag.ID, g.cfg.MainKey)
+	}
+	return ag, sk, nil
+}
+
+func (g *Gateway) agentIDs() []string {
+	ids := make([]string, 0, len(g.cfg.Agents))
+	for _, a := range g.cfg.Agents {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}
+
+// turn runs one model turn in the session's lane.
+func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, text, messageID string, emit func(api.Event)) (*api.Result, error) {
+	if g.lanes.Busy(string(key)) {
+		emit(api.Event{Type: api.EventQueued, Text: "waiting for the current turn of " + string(key)})
+	}
+	release, _, err := g.lanes.Acquire(ctx, string(key))
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeAborted, Message: "stopped while waiting for the session"}
+	}
+	defer release()
+
+	timeout := ag.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	turnCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	g.mu.Lock()
+	g.running[key] = cancel
+	g.active++
+	g.mu.Unlock()
+	defer func() {
+		g.mu.Lock()
+		delete(g.running, key)
+		g.active--
+		g.mu.Unlock()
+	}()
+
+	now := g.cfg.Now()
+	in := engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", MessageID: messageID, Text: text, Timestamp: now}
+	user := engine.UserText(prompt.UserMessage(in, prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect, MessageID: messageID, Timestamp: now}))
+	dedup := ""
+	if messageID != "" {
+		dedup = in.DedupKey()
+	}
+	meta := session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}
+	t, err := g.cfg.Sessions.BeginTurn(ag.ID, key, meta, dedup, user)
+	if errors.Is(err, session.ErrDuplicate) {
+		return &api.Result{SessionKey: string(key), Suppressed: true, Command: "duplicate"}, nil
+	}
+	if err != nil {
+		return nil, g.internal("record the inbound message", err)
+	}
+	res := &api.Result{SessionKey: string(key), SessionID: t.SessionID}
+
+	ref := ag.Model
+	if t.Entry.ModelOverride != "" {
+		ref = t.Entry.ModelOverride
+	}
+	if ref == "" {
+		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp}, emit)
+	}
+	model, info, err := g.cfg.Models.Resolve(ref)
+	if err != nil {
+		return nil, g.failTurn(ag, key, res, err, emit)
+	}
+	res.Model = info.Ref
+
+	thinking := ag.Thinking
+	if t.Entry.ThinkingLevel != "" {
+		thinking = engine.ThinkingLevel(t.Entry.ThinkingLevel)
+	}
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, key: key, emit: emit}}
+	set := tool.NewSet(g.cfg.Tools, ag.Allowed, env, tool.TruncateConfig{ContextWindow: info.ContextWindow})
+	p, err := prompt.Build(g.promptParams(ag, key, info, thinking, set.Specs()))
+	if err != nil {
+		return nil, g.failTurn(ag, key, res, fmt.Errorf("build the system prompt: %w", err), emit)
+	}
+	maxTokens := ag.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = info.MaxTokens
+	}
+
+	filter := delivery.NewStreamFilter()
+	flush := func() {
+		if s := filter.Flush(); s != "" {
+			emit(api.Event{Type: api.EventDelta, Text: s})
+		}
+		filter = delivery.NewStreamFilter()
+	}
+	out, err := agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, agent.Run{
+		Model:         model,
+		Provider:      info.Provider,
+		ModelID:       info.ID,
+		API:           info.API,
+		System:        p.System,
+		CacheBoundary: p.CacheBoundary,
+		History:       t.History,
+		Tools:         set,
+		MaxTokens:     maxTokens,
+		Thinking:      thinking,
+		SessionID:     t.SessionID,
+	}, agent.Hooks{
+		Event: func(ev engine.Event) {
+			if ev.Type == engine.EventTextDelta {
+				if s := filter.Write(ev.Text); s != "" {
+					emit(api.Event{Type: api.EventDelta, Text: s})
+				}
+			}
+		},
+		Message: func(m engine.Message) error {
+			_, err := g.cfg.Sessions.Append(ag.ID, key, m)
+			return err
+		},
+		ToolCall: func(c engine.ToolCall) {
+			flush()
+			emit(api.Event{Type: api.EventToolCall, Tool: &api.Tool{ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
+		},
+		ToolResult: func(c engine.ToolCall, r engine.ToolResult) {
+			emit(api.Event{Type: api.EventToolResult, Tool: &api.Tool{ID: c.ID, Name: c.Name, IsError: r.IsError, Preview: preview(r)}})
+		},
+	})
+	if !filter.Silent() {
+		flush()
+	}
+	usage := out.Usage
+	res.Usage = &usage
+	contextTokens := out.LastUsage.Input + out.LastUsage.CacheRead + out.LastUsage.Output
+	if err != nil {
+		if errors.Is(err, agent.ErrTurnLimit) && out.Text == "" {
+			out.Text = "I stopped because this turn reached its limit of tool calls. Ask me to continue if needed."
+		} else {
+			if engine.KindOf(err) == engine.ErrAborted && turnCtx.Err() == context.DeadlineExceeded {
+				err = &engine.ModelError{Kind: engine.ErrTimeout, Message: fmt.Sprintf("the turn took longer than %s (agents.defaults.timeoutSeconds)", timeout), Err: err}
+			}
+			return nil, g.failTurnAfter(ag, key, res, err, usage, contextTokens, info.Ref, out)
+		}
+	}
+	reply := delivery.Parse(out.Text)
+	if err := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, info.Ref); err != nil {
+		return nil, g.internal("finish the turn", err)
+	}
+	g.mu.Lock()
+	g.lastModel = info.Ref
+	g.mu.Unlock()
+	res.Suppressed = reply.Silent
+	if !reply.Silent {
+		res.Reply = reply.Text
+		res.Media = reply.Media
+	}
+	return res, nil
+}
+
+// NoModelHelp is the reply when no model is configured.
+const NoModelHelp = "no model is configured. Add a provider and pick a model in ~/.openclaw/openclaw.json, e.g.\n" +
+	"  { models: { providers: { openai: { api: 'openai-completions', baseUrl: 'https://api.openai.com/v1', apiKey: '${OPENAI_API_KEY}', models: [{ id: 'gpt-4o-mini' }] } } },\n" +
+	"    agents: { defaults: { model: 'openai/gpt-4o-mini' } } }\n" +
+	"then restart the gateway (check the file with `openclaw config validate`)"
+
+func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo, thinking engine.ThinkingLevel, specs []engine.ToolSpec) prompt.Params {
+	skills, err := prompt.LoadSkills(ag.SkillDirs...)
+	if err != nil {
+		g.log.Warn("some skills could not be loaded", "agent", ag.ID, "err", err)
+	}
+	memoryTools := false
+	for _, s := range specs {
+		if s.Name == "memory_search" {
+			memoryTools = true
+		}
+	}
+	return prompt.Params{
+		Mode:              ag.PromptMode,
+		AgentID:           ag.ID,
+		AgentName:         ag.Name,
+		Workspace:         ag.Workspace,
+		Now:               g.cfg.Now(),
+		Location:          ag.Location,
+		Tools:             specs,
+		Skills:            skills,
+		SessionKey:        key,
+		Channel:           "cli",
+		ChatType:          engine.ChatDirect,
+		MainSession:       key == engine.AgentSessionKey(ag.ID, g.cfg.MainKey),
+		Model:             info.Ref,
+		Thinking:          string(thinking),
+		Host:              g.host,
+		OS:                runtime.GOOS,
+		Arch:              runtime.GOARCH,
+		MemoryTools:       memoryTools,
+		LocalModel:        info.Local,
+		BootstrapMaxChars: ag.BootstrapMaxChars,
+	}
+}
+
+// failTurn records a turn that failed before the model produced anything.
+func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, res *api.Result, err error, emit func(api.Event)) error {
+	return g.failTurnAfter(ag, key, res, err, engine.Usage{}, 0, "", agent.Result{})
+}
+
+// failTurnAfter writes a visible error entry, closes the turn and returns the
+// user-facing error.
+func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Result, err error, usage engine.Usage, contextTokens int, model string, out agent.Result) error {
+	kind := engine.KindOf(err)
+	msg := userMessage(err)
+	code := api.CodeModelFailed
+	if kind == engine.ErrAborted {
+		code = api.CodeAborted
+	}
+	var closing []engine.Message
+	// The loop already recorded a partial assistant message when the model
+	// produced text before failing; otherwise record the error itself.
+	last := len(out.Messages) - 1
+	if last < 0 || out.Messages[last].Role != engine.RoleAssistant {
+		stop := engine.StopError
+		if kind == engine.ErrAborted {
+			stop = engine.StopAborted
+		}
+		closing = append(closing, engine.Message{
+			Role:         engine.RoleAssistant,
+			Content:      []engine.Block{engine.TextBlock("⚠️ " + msg)},
+			StopReason:   stop,
+			ErrorMessage: err.Error(),
+			Timestamp:    time.Now().UnixMilli(),
+		})
+	}
+	if e := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, model, closing...); e != nil {
+		g.log.Error("could not close a failed turn", "session", key, "err", e)
+	}
+	g.mu.Lock()
+	g.lastError = err.Error()
+	g.lastErrAt = g.cfg.Now()
+	g.mu.Unlock()
+	g.log.Warn("turn failed", "session", key, "kind", kind, "err", err)
+	return &api.Error{Code: code, Message: msg}
+}
+
+// userMessage turns an error into words safe to show a user.
+func userMessage(err error) string {
+	var me *engine.ModelError
+	if !errors.As(err, &me) {
+		return "the turn failed: " + err.Error()
+	}
+	switch me.Kind {
+	case engine.ErrNoModel:
+		return me.Message
+	case engine.ErrAborted:
+		return "stopped"
+	case engine.ErrAuth:
+		return fmt.Sprintf("the model provider rejected the credentials (%s); check models.providers.%s.apiKey", me.Error(), me.Provider)
+	case engine.ErrRateLimit:
+		return "the model provider is rate limiting requests (" + me.Error() + "); try again shortly"
+	case engine.ErrBilling:
+		return "the model provider refused for billing or quota reasons (" + me.Error() + ")"
+	case engine.ErrUnreachable:
+		return "the model could not be reached (" + me.Error() + ")"
+	case engine.ErrTimeout:
+		return "the model timed out (" + me.Error() + ")"
+	case engine.ErrContextOverflow:
+		return "the conversation is too long for the model (" + me.Error() + "); send /new to start a fresh session"
+	}
+	return "the model failed: " + me.Error()
+}
+
+func (g *Gateway) internal(what string, err error) error {
+	g.mu.Lock()
+	g.lastError = what + ": " + err.Error()
+	g.lastErrAt = g.cfg.Now()
+	g.mu.Unlock()
+	g.log.Error("internal error", "what", what, "err", err)
+	return &api.Error{Code: api.CodeInternal, Message: "the gateway could not " + what + ": " + err.Error()}
+}
+
+func badRequest(msg string) *api.Error { return &api.Error{Code: api.CodeBadRequest, Message: msg} }
+
+// preview is the first few hundred characters of a tool result's text.
+func preview(r engine.ToolResult) string {
+	var b strings.Builder
+	for _, c := range r.Content {
+		if c.Type == engine.BlockText {
+			b.WriteString(c.Text)
+		}
+	}
+	s := b.String()
+	if len(s) > 300 {
+		cut := 300
+		for cut > 0 && !utf8Start(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// newID returns a short random id from an alphabet without look-alikes.
+func newID(n int) string {
+	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
+	b := make([]byte, n)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
