@@ -41,7 +41,7 @@ func listenUnix(path string) (net.Listener, error) {
 		ln.Close()
 		return nil, fmt.Errorf("restrict socket %s to its owner: %w", path, err)
 	}
-	return &peerListener{Listener: ln.(*net.UnixListener)}, nil
+	return &peerListener{UnixListener: ln.(*net.UnixListener)}, nil
 }
 
 // peerListener accepts only connections whose peer runs as this process's

@@ -1,0 +1,181 @@
+package command
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw-edge/edge/engine/api"
+)
+
+func (a *app) sendCmd() *cobra.Command {
+	var (
+		req    api.SendRequest
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "send TEXT...",
+		Short: "Send one message and print the reply as it streams",
+		Long: `Send one message to the assistant and print its reply on stdout as it is
+generated. The words of TEXT are joined with spaces. Tool calls show as
+progress lines on stderr ("→ write {path: notes.md}", "✓ write",
+"✗ exec: denied").
+
+Without --session the message goes to the agent's main session
+(agent:<agent>:main). Slash commands work too: /new, /status, /approve <id>…
+
+When a command needs your approval, the approval id and the command to run
+are printed on stderr and send keeps waiting until the turn ends: approve it
+from another terminal (or deny it with /deny <id>).
+
+--json prints only the final result:
+{"reply", "sessionKey", "sessionId", "model", "usage", …}.`,
+		Example: `  openclaw message send "remind me what we decided about the garden"
+  openclaw message send --session agent:main:work "summarise today's notes"
+  openclaw message send --json "hello" | jq -r .reply
+  openclaw message send '/approve 7f3a' --session agent:main:main`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req.Text = strings.Join(args, " ")
+			if strings.TrimSpace(req.Text) == "" {
+				return usagef("the message is empty")
+			}
+			if err := checkKey("session", req.SessionKey); err != nil {
+				return err
+			}
+			v := &turnView{out: a.stdout, err: a.stderr, quiet: asJSON}
+			v.approval = func(ap *api.Approval) { a.printApprovalHint(v, ap, req.SessionKey) }
+			res, err := a.client().Send(cmd.Context(), req, v.event)
+			if err != nil {
+				v.breakLines()
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res)
+			}
+			v.finish(res)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&req.SessionKey, "session", "", "session key (default agent:<agent>:main)")
+	f.StringVar(&req.AgentID, "agent", "", "agent id (default: the gateway's default agent)")
+	f.StringVar(&req.MessageID, "id", "", "message id: a repeat with the same id is dropped")
+	f.BoolVar(&asJSON, "json", false, "print only the final result as JSON")
+	cmd.RegisterFlagCompletionFunc("session", a.completeSessionKeys)
+	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
+	return cmd
+}
+
+// printApprovalHint tells a non-interactive user how to answer an approval.
+func (a *app) printApprovalHint(v *turnView, ap *api.Approval, key string) {
+	if ap.SessionKey != "" {
+		key = ap.SessionKey
+	}
+	tail := ""
+	if key != "" {
+		tail = " --session " + shellQuote(key)
+	}
+	if a.socket != "" {
+		tail += " --socket " + shellQuote(a.socket)
+	}
+	v.note("exec approval needed: %s\n  approve: openclaw message send %s%s\n  deny:    openclaw message send %s%s",
+		ap.Command, shellQuote("/approve "+ap.ID), tail, shellQuote("/deny "+ap.ID), tail)
+}
+
+// turnView shows one turn's event stream: reply text on out, everything
+// else as lines on err.
+type turnView struct {
+	out, err io.Writer
+	quiet    bool // --json: no reply text on out
+	approval func(*api.Approval)
+
+	streamed bool // some reply text was printed
+	partial  bool // out's last line is not finished
+	thinking bool // err's last line is unfinished reasoning text
+}
+
+// event is the Send callback.
+func (v *turnView) event(ev api.Event) {
+	switch ev.Type {
+	case api.EventQueued:
+		v.note("… queued behind the session's running turn")
+	case api.EventDelta:
+		if !v.quiet {
+			v.text(ev.Text)
+		}
+	case api.EventThinking:
+		if v.partial {
+			fmt.Fprintln(v.out)
+			v.partial = false
+		}
+		if ev.Text != "" {
+			io.WriteString(v.err, ev.Text)
+			v.thinking = !strings.HasSuffix(ev.Text, "\n")
+		}
+	case api.EventToolCall:
+		if ev.Tool != nil {
+			v.note("%s", toolCallLine(ev.Tool))
+		}
+	case api.EventToolResult:
+		if ev.Tool != nil {
+			v.note("%s", toolResultLine(ev.Tool))
+		}
+	case api.EventApproval:
+		if ev.Approval != nil && v.approval != nil {
+			v.breakLines()
+			v.approval(ev.Approval)
+		}
+	case api.EventFailover:
+		v.note("↻ failover: %s", ev.Text)
+	}
+}
+
+// text prints reply text.
+func (v *turnView) text(s string) {
+	if s == "" {
+		return
+	}
+	if v.thinking {
+		fmt.Fprintln(v.err)
+		v.thinking = false
+	}
+	io.WriteString(v.out, s)
+	v.streamed = true
+	v.partial = !strings.HasSuffix(s, "\n")
+}
+
+// note prints one progress line on err, finishing unfinished lines first.
+func (v *turnView) note(format string, args ...any) {
+	v.breakLines()
+	fmt.Fprintf(v.err, format+"\n", args...)
+}
+
+// breakLines ends unfinished lines on both streams.
+func (v *turnView) breakLines() {
+	if v.partial {
+		fmt.Fprintln(v.out)
+		v.partial = false
+	}
+	if v.thinking {
+		fmt.Fprintln(v.err)
+		v.thinking = false
+	}
+}
+
+// finish shows the end of a turn: the reply if none streamed (slash
+// commands answer without deltas), a final newline, and attachments.
+func (v *turnView) finish(res *api.Result) {
+	if !v.quiet && !v.streamed {
+		v.text(res.Reply)
+	}
+	v.breakLines()
+	if res.Suppressed && !v.streamed {
+		v.note("(no reply: the assistant stayed silent)")
+	}
+	for _, m := range res.Media {
+		v.note("attachment: %s", m)
+	}
+}

@@ -1,0 +1,324 @@
+// Package config loads, defaults and validates the gateway's one config file:
+// JSON5 (comments, unquoted keys, single quotes, trailing commas) with
+// OpenClaw's key names (agents.defaults, agents.list, models.providers,
+// tools.exec, session.reset, bindings, channels.<name>, gateway). See
+// DESIGN.md §3, §5 and §7; defaults.json5, embedded here, documents every key
+// with its default.
+//
+// Loading: koanf loads the embedded defaults and then the user's file over
+// them through a small JSON5 koanf.Parser; objects merge key by key, arrays
+// and scalars replace. The merged tree is then decoded by this package's own
+// strict decoder rather than koanf's mapstructure path, because the user must
+// see every problem at once with its key path and line
+// ("openclaw.json5:12: agents.defualts: unknown key (did you mean
+// "defaults"?)"), and mapstructure reports neither.
+//
+// Choices made where the spec was silent:
+//   - A key written twice in one object is an error (JSON5 would silently
+//     keep the last one, hiding a pasted block).
+//   - null means "not set": the default stays. Unknown keys are errors
+//     everywhere except inside channels.<name>, which keeps its extra keys
+//     (Channel.Extra) for the channel packages to decode with
+//     Config.DecodeChannel.
+//   - ${VAR} (upper-case letters, digits, _) is expanded from the environment
+//     in every string value, not only apiKey, as OpenClaw does; $${VAR} is a
+//     literal ${VAR}. An unset or empty variable is an error naming it.
+//   - A provider with an empty models list accepts any model id (Ollama,
+//     OpenRouter: the provider's own catalog decides) and ModelDef
+//     synthesizes a definition with the default context window; api=local
+//     needs its models listed (each with a GGUF path).
+//   - An agent without a workspace gets agents.defaults.workspace when it is
+//     the default agent, else "<defaults.workspace>-<id>" (OpenClaw's
+//     workspace-<agentId>), so two agents never share memory files by
+//     accident. Relative paths resolve against the config file's directory.
+//   - session.reset.mode: daily (at atHour, plus idle expiry when
+//     idleMinutes > 0, whichever comes first), idle (idleMinutes required)
+//     or none.
+//   - Binding peer kinds are engine's chat types: direct, group, channel,
+//     room.
+package config
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Config is the whole gateway configuration.
+type Config struct {
+	Agents   Agents             `json:"agents"`
+	Models   Models             `json:"models"`
+	Session  Session            `json:"session"`
+	Tools    Tools              `json:"tools"`
+	Bindings []Binding          `json:"bindings"`
+	Channels map[string]Channel `json:"channels"`
+	Gateway  Gateway            `json:"gateway"`
+
+	src     *source // where the values came from, for line numbers; nil if built in code
+	baseDir string  // directory relative paths resolve against; "" = working directory
+}
+
+// Agents holds the defaults every agent inherits and the agents themselves.
+type Agents struct {
+	Defaults AgentDefaults `json:"defaults"`
+	List     []Agent       `json:"list"`
+}
+
+// AgentDefaults are the settings shared by all agents (agents.defaults).
+type AgentDefaults struct {
+	Model             ModelRef   `json:"model"`
+	Workspace         string     `json:"workspace"`         // default "~/.openclaw/workspace"
+	UserTimezone      string     `json:"userTimezone"`      // IANA name; "" = the host's local zone
+	PromptMode        string     `json:"promptMode"`        // full | minimal | none
+	MaxTurns          int        `json:"maxTurns"`          // tool-loop iterations per turn
+	TimeoutSeconds    int        `json:"timeoutSeconds"`    // per turn
+	ContextTokens     int        `json:"contextTokens"`     // 0 = the model's context window
+	BootstrapMaxChars int        `json:"bootstrapMaxChars"` // per bootstrap file
+	ThinkingDefault   string     `json:"thinkingDefault"`   // off | low | medium | high
+	MaxTokens         int        `json:"maxTokens"`         // 0 = the model's default
+	Compaction        Compaction `json:"compaction"`
+	SkipBootstrap     bool       `json:"skipBootstrap"`
+}
+
+// Compaction configures the persistent summary of old history (DESIGN §5).
+type Compaction struct {
+	ReserveTokens      int         `json:"reserveTokens"`
+	KeepRecentTokens   int         `json:"keepRecentTokens"`
+	ReserveTokensFloor int         `json:"reserveTokensFloor"` // 0 disables the floor
+	MemoryFlush        MemoryFlush `json:"memoryFlush"`
+}
+
+// EffectiveReserveTokens is ReserveTokens raised to ReserveTokensFloor
+// unless the floor is 0 (OpenClaw's ensurePiCompactionReserveTokens).
+func (c Compaction) EffectiveReserveTokens() int {
+	if c.ReserveTokensFloor > 0 && c.ReserveTokens < c.ReserveTokensFloor {
+		return c.ReserveTokensFloor
+	}
+	return c.ReserveTokens
+}
+
+// MemoryFlush configures the silent memory-writing turn before compaction.
+type MemoryFlush struct {
+	Enabled             *bool `json:"enabled"` // nil = true
+	SoftThresholdTokens int   `json:"softThresholdTokens"`
+}
+
+// IsEnabled reports whether the flush runs (Enabled nil means true).
+func (m MemoryFlush) IsEnabled() bool { return m.Enabled == nil || *m.Enabled }
+
+// Agent is one entry of agents.list. Empty fields inherit agents.defaults.
+type Agent struct {
+	ID        string      `json:"id"`
+	Name      string      `json:"name"`
+	Default   bool        `json:"default"`
+	Model     *ModelRef   `json:"model"`
+	Workspace string      `json:"workspace"`
+	Tools     *ToolPolicy `json:"tools"`
+	Skills    []string    `json:"skills"` // nil = all skills, [] = none
+}
+
+// ModelRef names a model chain: the primary "provider/model" and the
+// fallbacks tried in order. In the file it is either a string (primary only)
+// or {primary, fallbacks}.
+type ModelRef struct {
+	Primary   string   `json:"primary"`
+	Fallbacks []string `json:"fallbacks"`
+}
+
+// IsZero reports whether no model is configured.
+func (m ModelRef) IsZero() bool { return m.Primary == "" && len(m.Fallbacks) == 0 }
+
+// Chain returns the primary followed by the fallbacks.
+func (m ModelRef) Chain() []string {
+	if m.IsZero() {
+		return nil
+	}
+	return append([]string{m.Primary}, m.Fallbacks...)
+}
+
+// UnmarshalJSON accepts "provider/model" or {"primary": …, "fallbacks": […]}.
+func (m *ModelRef) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		*m = ModelRef{Primary: s}
+		return nil
+	}
+	type plain ModelRef // no UnmarshalJSON: no recursion
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return fmt.Errorf("model ref: want \"provider/model\" or {primary, fallbacks}: %w", err)
+	}
+	*m = ModelRef(p)
+	return nil
+}
+
+// MarshalJSON writes the short string form when there are no fallbacks.
+func (m ModelRef) MarshalJSON() ([]byte, error) {
+	if len(m.Fallbacks) == 0 {
+		return json.Marshal(m.Primary)
+	}
+	type plain ModelRef
+	return json.Marshal(plain(m))
+}
+
+// Models holds the model providers (models.providers.<name>).
+type Models struct {
+	Providers map[string]Provider `json:"providers"`
+}
+
+// Model provider APIs.
+const (
+	APIOpenAICompletions = "openai-completions"
+	APIAnthropicMessages = "anthropic-messages"
+	APIOllama            = "ollama"
+	APIGemini            = "gemini"
+	APILocal             = "local" // GGUF through the llama.cpp runner
+)
+
+// Provider is one model endpoint and the models it serves.
+type Provider struct {
+	API     string            `json:"api"`
+	BaseURL string            `json:"baseUrl"`
+	APIKey  string            `json:"apiKey"` // ${ENV_VAR} expanded at load
+	Headers map[string]string `json:"headers"`
+	Models  []ModelDef        `json:"models"`
+}
+
+// Default context windows when a model definition gives none.
+const (
+	DefaultContextWindow      = 128000
+	DefaultLocalContextWindow = 8192
+)
+
+// ModelDef describes one model of a provider.
+type ModelDef struct {
+	ID            string   `json:"id"`
+	Name          string   `json:"name"`
+	ContextWindow int      `json:"contextWindow"` // default 128000 remote, 8192 local
+	MaxTokens     int      `json:"maxTokens"`
+	Path          string   `json:"path"` // GGUF file, api=local only
+	Reasoning     bool     `json:"reasoning"`
+	Input         []string `json:"input"` // text | image; empty = text
+}
+
+// Session configures session keys, resets and queueing (DESIGN §3.3–3.4).
+type Session struct {
+	DMScope   string       `json:"dmScope"` // main | per-peer | per-channel-peer
+	MainKey   string       `json:"mainKey"`
+	Reset     SessionReset `json:"reset"`
+	QueueMode string       `json:"queueMode"` // sequential | concurrent
+}
+
+// SessionReset says when a session key starts a new session by itself.
+type SessionReset struct {
+	Mode        string `json:"mode"`   // daily | idle | none
+	AtHour      *int   `json:"atHour"` // local hour of the daily reset, 0..23; nil = 4
+	IdleMinutes int    `json:"idleMinutes"`
+}
+
+// Hour returns AtHour, or 4 when unset.
+func (r SessionReset) Hour() int {
+	if r.AtHour == nil {
+		return 4
+	}
+	return *r.AtHour
+}
+
+// Tools is the global tool policy (tools.profile/allow/deny), per-provider
+// policies and exec approvals.
+type Tools struct {
+	ToolPolicy
+	ByProvider map[string]ToolPolicy `json:"byProvider"`
+	Exec       Exec                  `json:"exec"`
+}
+
+// ToolPolicy is one policy layer. Tool names are checked by the gateway,
+// which knows the registry.
+type ToolPolicy struct {
+	Profile string   `json:"profile"` // minimal | coding | messaging | full
+	Allow   []string `json:"allow"`
+	Deny    []string `json:"deny"`
+}
+
+// Exec configures exec approvals (DESIGN §3.7).
+type Exec struct {
+	Ask                    string   `json:"ask"`      // off | elevated | always
+	Security               string   `json:"security"` // full | sandbox
+	SafeBins               []string `json:"safeBins"`
+	TimeoutSeconds         int      `json:"timeoutSeconds"`
+	ApprovalTimeoutSeconds int      `json:"approvalTimeoutSeconds"`
+}
+
+// Binding routes inbound messages that match to an agent.
+type Binding struct {
+	AgentID string       `json:"agentId"`
+	Match   BindingMatch `json:"match"`
+}
+
+// BindingMatch selects messages by channel, account and optionally peer.
+// An empty AccountID matches every account of the channel.
+type BindingMatch struct {
+	Channel   string `json:"channel"`
+	AccountID string `json:"accountId"`
+	Peer      *Peer  `json:"peer"`
+}
+
+// Peer is one conversation: Kind is a chat type (direct | group | channel |
+// room), ID the platform's chat id.
+type Peer struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id"`
+}
+
+// Channel holds the settings every channel shares; Extra keeps the
+// channel-specific keys (dmPolicy, allowFrom, accounts…) as parsed, with
+// ${VAR} expanded, for the channel package to decode (Config.DecodeChannel).
+type Channel struct {
+	TextChunkLimit int            `json:"textChunkLimit"` // 0 = the default (cli 20000, others 4000)
+	ChunkMode      string         `json:"chunkMode"`      // length | newline
+	Extra          map[string]any `json:"-"`
+}
+
+// Gateway configures the daemon itself.
+type Gateway struct {
+	Socket   string `json:"socket"`   // control API socket; "" = the gateway's default
+	LogLevel string `json:"logLevel"` // debug | info | warn | error
+}
+
+//go:embed defaults.json5
+var defaultsJSON5 []byte
+
+// Default returns the built-in configuration: one agent "main" (the
+// default), no model providers, tool profile "coding", exec approvals on.
+func Default() *Config {
+	c, err := parse(nil, "defaults.json5", os.LookupEnv, "")
+	if err != nil {
+		panic("config: embedded defaults are invalid: " + err.Error()) // caught by tests
+	}
+	return c
+}
+
+// Load reads the config file at path over the defaults and validates it.
+// path "" gives the defaults. On any error the config is nil.
+func Load(path string) (*Config, error) {
+	if path == "" {
+		return Default(), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return parse(data, path, os.LookupEnv, filepath.Dir(abs))
+}
+
+// Parse is Load from bytes; name names the source in error messages.
+// Relative paths in the config resolve against the working directory.
+func Parse(data []byte, name string) (*Config, error) {
+	return parse(data, name, os.LookupEnv, "")
+}

@@ -1,0 +1,690 @@
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDefaults(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	d := c.Agents.Defaults
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"model", d.Model, ModelRef{}},
+		{"workspace", d.Workspace, "~/.openclaw/workspace"},
+		{"userTimezone", d.UserTimezone, ""},
+		{"promptMode", d.PromptMode, "full"},
+		{"maxTurns", d.MaxTurns, 20},
+		{"timeoutSeconds", d.TimeoutSeconds, 600},
+		{"bootstrapMaxChars", d.BootstrapMaxChars, 20000},
+		{"thinkingDefault", d.ThinkingDefault, "off"},
+		{"compaction.reserveTokens", d.Compaction.ReserveTokens, 16384},
+		{"compaction.keepRecentTokens", d.Compaction.KeepRecentTokens, 20000},
+		{"compaction.reserveTokensFloor", d.Compaction.ReserveTokensFloor, 20000},
+		{"compaction.effective", d.Compaction.EffectiveReserveTokens(), 20000},
+		{"memoryFlush.enabled", d.Compaction.MemoryFlush.IsEnabled(), true},
+		{"memoryFlush.softThresholdTokens", d.Compaction.MemoryFlush.SoftThresholdTokens, 4000},
+		{"agents.list", c.Agents.List, []Agent{{ID: "main", Default: true}}},
+		{"providers", len(c.Models.Providers), 0},
+		{"session.dmScope", c.Session.DMScope, "main"},
+		{"session.mainKey", c.Session.MainKey, "main"},
+		{"session.reset.mode", c.Session.Reset.Mode, "daily"},
+		{"session.reset.atHour", c.Session.Reset.Hour(), 4},
+		{"session.queueMode", c.Session.QueueMode, "sequential"},
+		{"tools.profile", c.Tools.Profile, "coding"},
+		{"tools.exec.ask", c.Tools.Exec.Ask, "always"},
+		{"tools.exec.security", c.Tools.Exec.Security, "full"},
+		{"tools.exec.safeBins", c.Tools.Exec.SafeBins, strings.Fields("ls cat head tail wc echo pwd date whoami uname grep sort uniq cut tr true false")},
+		{"tools.exec.timeoutSeconds", c.Tools.Exec.TimeoutSeconds, 120},
+		{"tools.exec.approvalTimeoutSeconds", c.Tools.Exec.ApprovalTimeoutSeconds, 120},
+		{"bindings", len(c.Bindings), 0},
+		{"gateway.logLevel", c.Gateway.LogLevel, "info"},
+		{"defaultAgent", c.DefaultAgentID(), "main"},
+	}
+	for _, tc := range checks {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s = %#v, want %#v", tc.name, tc.got, tc.want)
+		}
+	}
+	for _, ch := range []struct {
+		name  string
+		limit int
+		mode  string
+	}{{"cli", 20000, "length"}, {"webchat", 20000, "length"}, {"whatsapp", 4000, "length"}} {
+		if l, m := c.ChunkLimit(ch.name); l != ch.limit || m != ch.mode {
+			t.Errorf("ChunkLimit(%q) = %d, %q; want %d, %q", ch.name, l, m, ch.limit, ch.mode)
+		}
+	}
+	a, ok := c.Agent("main")
+	if !ok {
+		t.Fatal(`Agent("main") not found`)
+	}
+	if home, err := os.UserHomeDir(); err == nil && a.Workspace != filepath.Join(home, ".openclaw", "workspace") {
+		t.Errorf("main workspace = %q", a.Workspace)
+	}
+	if !a.Default || a.Name != "main" || a.MaxTurns != 20 || a.PromptMode != "full" || !a.Model.IsZero() {
+		t.Errorf("resolved main = %+v", a)
+	}
+}
+
+func TestLoadEmptyPathAndEmptyFiles(t *testing.T) {
+	want := Default()
+	for name, data := range map[string]string{
+		"empty":       "",
+		"blank":       " \n\t\n",
+		"comments":    "// nothing yet\n/* still nothing */\n",
+		"emptyObject": "{}",
+	} {
+		c, err := Parse([]byte(data), name)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !reflect.DeepEqual(publicView(c), publicView(want)) {
+			t.Errorf("%s: differs from the defaults", name)
+		}
+	}
+	c, err := Load("")
+	if err != nil || !reflect.DeepEqual(publicView(c), publicView(want)) {
+		t.Errorf(`Load("") = %v, %v; want the defaults`, c, err)
+	}
+}
+
+// publicView drops the unexported source bookkeeping for comparisons.
+func publicView(c *Config) Config {
+	v := *c
+	v.src, v.baseDir = nil, ""
+	return v
+}
+
+func TestLoadFull(t *testing.T) {
+	t.Setenv("TEST_ANTHROPIC_KEY", "sk-ant-test")
+	c, err := Load("testdata/full.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := filepath.Abs("testdata")
+	d := c.Agents.Defaults
+	hour := 0
+	f := false
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"model", d.Model, ModelRef{Primary: "local/qwen3-1.7b", Fallbacks: []string{"ollama/llama3.2:3b", "anthropic/claude-sonnet-4-5"}}},
+		{"workspace", d.Workspace, "/srv/openclaw/workspace"},
+		{"userTimezone", d.UserTimezone, "Europe/Madrid"},
+		{"maxTurns", d.MaxTurns, 12},
+		{"timeoutSeconds", d.TimeoutSeconds, 300},
+		{"contextTokens", d.ContextTokens, 32768},
+		{"bootstrapMaxChars", d.BootstrapMaxChars, 15000},
+		{"thinkingDefault", d.ThinkingDefault, "low"},
+		{"maxTokens", d.MaxTokens, 4096},
+		{"compaction", d.Compaction, Compaction{ReserveTokens: 8192, KeepRecentTokens: 10000, ReserveTokensFloor: 0,
+			MemoryFlush: MemoryFlush{Enabled: &f, SoftThresholdTokens: 2000}}},
+		{"effectiveReserve", d.Compaction.EffectiveReserveTokens(), 8192},
+		{"agents", c.Agents.List, []Agent{
+			{ID: "main", Name: "Home", Default: true, Skills: []string{"weather"}},
+			{ID: "work", Model: &ModelRef{Primary: "openrouter/meta-llama/llama-3.3-70b-instruct"}, Workspace: "work-ws",
+				Tools: &ToolPolicy{Profile: "messaging", Deny: []string{"exec"}}, Skills: []string{}},
+		}},
+		{"local", c.Models.Providers["local"], Provider{API: "local", Models: []ModelDef{
+			{ID: "qwen3-1.7b", Name: "Qwen3 1.7B", Path: "/var/lib/openclaw/models/qwen3-1.7b-q4_k_m.gguf", ContextWindow: 32768, Reasoning: true},
+			{ID: "gemma-2b", Path: "models/gemma.gguf", ContextWindow: 8192},
+		}}},
+		{"anthropic", c.Models.Providers["anthropic"], Provider{API: "anthropic-messages", APIKey: "sk-ant-test",
+			Headers: map[string]string{"anthropic-beta": "prompt-caching-2024-07-31"},
+			Models:  []ModelDef{{ID: "claude-sonnet-4-5", ContextWindow: 200000, MaxTokens: 8192, Input: []string{"text", "image"}}}}},
+		{"openrouter", c.Models.Providers["openrouter"], Provider{API: "openai-completions", BaseURL: "https://openrouter.ai/api/v1",
+			APIKey: "sk-${NOT_EXPANDED}", Models: []ModelDef{}}},
+		{"session", c.Session, Session{DMScope: "per-channel-peer", MainKey: "home",
+			Reset: SessionReset{Mode: "daily", AtHour: &hour, IdleMinutes: 240}, QueueMode: "concurrent"}},
+		{"tools", c.Tools, Tools{
+			ToolPolicy: ToolPolicy{Profile: "full", Allow: []string{"group:fs", "exec"}, Deny: []string{"sessions_spawn"}},
+			ByProvider: map[string]ToolPolicy{"ollama": {Profile: "minimal"}, "ollama/llama3.2:3b": {Allow: []string{"read"}}},
+			Exec:       Exec{Ask: "elevated", Security: "sandbox", SafeBins: []string{"ls", "git"}, TimeoutSeconds: 60, ApprovalTimeoutSeconds: 300},
+		}},
+		{"bindings", c.Bindings, []Binding{
+			{AgentID: "main", Match: BindingMatch{Channel: "whatsapp", AccountID: "default"}},
+			{AgentID: "work", Match: BindingMatch{Channel: "email"}},
+			{AgentID: "work", Match: BindingMatch{Channel: "whatsapp", Peer: &Peer{Kind: "group", ID: "120363@g.us"}}},
+		}},
+		{"whatsapp", c.Channels["whatsapp"], Channel{TextChunkLimit: 3000, ChunkMode: "newline", Extra: map[string]any{
+			"dmPolicy":  "pairing",
+			"allowFrom": []any{"+34600000000"},
+			"groups":    map[string]any{"120363@g.us": map[string]any{"requireMention": true}},
+		}}},
+		{"email", c.Channels["email"].Extra, map[string]any{"password": "sk-ant-test"}},
+		{"cli kept", c.Channels["cli"].TextChunkLimit, 20000},
+		{"gateway", c.Gateway, Gateway{Socket: "/run/openclaw/gateway.sock", LogLevel: "debug"}},
+	}
+	for _, tc := range checks {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s =\n  %#v\nwant\n  %#v", tc.name, tc.got, tc.want)
+		}
+	}
+
+	work, ok := c.Agent("work")
+	if !ok {
+		t.Fatal("no agent work")
+	}
+	if work.Workspace != filepath.Join(dir, "work-ws") {
+		t.Errorf("work workspace = %q, want it relative to the config's directory", work.Workspace)
+	}
+	if work.Name != "work" || work.Default || work.Model.Primary != "openrouter/meta-llama/llama-3.3-70b-instruct" ||
+		work.Tools.Profile != "messaging" || work.Skills == nil || work.MaxTurns != 12 {
+		t.Errorf("resolved work = %+v", work)
+	}
+	main, _ := c.Agent("main")
+	if main.Workspace != "/srv/openclaw/workspace" || main.Model.Primary != "local/qwen3-1.7b" || main.Name != "Home" {
+		t.Errorf("resolved main = %+v", main)
+	}
+	if l, m := c.ChunkLimit("whatsapp"); l != 3000 || m != "newline" {
+		t.Errorf("ChunkLimit(whatsapp) = %d, %q", l, m)
+	}
+
+	type whatsapp struct {
+		DMPolicy  string   `json:"dmPolicy"`
+		AllowFrom []string `json:"allowFrom"`
+		Groups    map[string]struct {
+			RequireMention bool `json:"requireMention"`
+		} `json:"groups"`
+	}
+	var w whatsapp
+	if err := c.DecodeChannel("whatsapp", &w); err != nil {
+		t.Fatal(err)
+	}
+	if w.DMPolicy != "pairing" || !slices.Equal(w.AllowFrom, []string{"+34600000000"}) || !w.Groups["120363@g.us"].RequireMention {
+		t.Errorf("DecodeChannel = %+v", w)
+	}
+	var strict struct {
+		DMPolicy int `json:"dmPolicy"`
+	}
+	err = c.DecodeChannel("whatsapp", &strict)
+	want := `testdata/full.json5:103: channels.whatsapp.dmPolicy: expected a number, got string` + "\n" +
+		`testdata/full.json5:104: channels.whatsapp.allowFrom: unknown key (known keys: dmPolicy)` + "\n" +
+		`testdata/full.json5:105: channels.whatsapp.groups: unknown key (known keys: dmPolicy)`
+	if err == nil || err.Error() != want {
+		t.Errorf("strict DecodeChannel error:\n%v\nwant\n%s", err, want)
+	}
+}
+
+func TestExampleParses(t *testing.T) {
+	t.Setenv("OPENAI_API_KEY", "sk-openai")
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant")
+	c, err := Load("testdata/example.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DefaultAgentID() != "main" || len(c.Agents.Defaults.Model.Fallbacks) != 2 || c.Models.Providers["openai"].APIKey != "sk-openai" {
+		t.Errorf("example parsed to %+v", c)
+	}
+	if _, md, err := c.ModelDef("ollama/llama3.2:3b"); err != nil || md.ContextWindow != DefaultContextWindow {
+		t.Errorf("ModelDef(ollama/llama3.2:3b) = %+v, %v", md, err)
+	}
+}
+
+// TestBadConfigs: one bad config per row and the exact text the user sees.
+func TestBadConfigs(t *testing.T) {
+	for _, tc := range []struct {
+		name, config, want string
+	}{
+		{"syntax", "{\n  agents: {\n    defaults: { maxTurns: 3 }\n  }}\n}\n",
+			`bad.json5:5: invalid character '}' after top-level value (column 1)`},
+		{"syntaxMissingComma", "{\n  session: { dmScope: 'main' mainKey: 'x' },\n}",
+			`bad.json5:2: invalid character 'm' after object key:value pair (column 30)`},
+		{"unterminated", "{\n  agents: {\n",
+			`bad.json5:3: unexpected end of JSON input (column 1)`},
+		{"topLevelArray", "[1, 2]",
+			`bad.json5: the config must be an object ({…}), got array`},
+		{"tooDeep", strings.Repeat("[", 100),
+			`bad.json5:1: nested deeper than 64 levels`},
+		{"unknownTopLevel", "{ memory: { backend: 'qmd' } }",
+			`bad.json5:1: memory: unknown key (known keys: agents, bindings, channels, gateway, models, session, tools)`},
+		{"typo", "{\n  agents: {\n    defualts: { maxTurns: 3 },\n  },\n}",
+			`bad.json5:3: agents.defualts: unknown key (did you mean "defaults"?)`},
+		{"typoDeep", "{ tools: { exec: { safebins: ['ls'] } } }",
+			`bad.json5:1: tools.exec.safebins: unknown key (did you mean "safeBins"?)`},
+		{"unknownInAgent", "{ agents: { list: [{ id: 'main', sandbox: {} }] } }",
+			`bad.json5:1: agents.list[0].sandbox: unknown key (known keys: default, id, model, name, skills, tools, workspace)`},
+		{"wrongTypeNumber", "{ agents: { defaults: { maxTurns: 'ten' } } }",
+			`bad.json5:1: agents.defaults.maxTurns: expected a number, got string`},
+		{"wrongTypeString", "{\n  gateway: {\n    logLevel: 3,\n  },\n}",
+			`bad.json5:3: gateway.logLevel: expected a string, got number`},
+		{"wrongTypeBool", "{ agents: { defaults: { skipBootstrap: 'yes' } } }",
+			`bad.json5:1: agents.defaults.skipBootstrap: expected a boolean (true or false), got string`},
+		{"wrongTypeArray", "{ tools: { allow: 'read' } }",
+			`bad.json5:1: tools.allow: expected an array, got string`},
+		{"wrongTypeObject", "{ session: 'main' }",
+			`bad.json5:1: session: expected an object, got string`},
+		{"nullInArray", "{ tools: { deny: [null] } }",
+			`bad.json5:1: tools.deny[0]: expected a string, got null`},
+		{"notInteger", "{ agents: { defaults: { maxTokens: 1.5 } } }",
+			`bad.json5:1: agents.defaults.maxTokens: expected an integer, got 1.5`},
+		{"negative", "{ agents: { defaults: { compaction: { reserveTokens: -1 } } } }",
+			`bad.json5:1: agents.defaults.compaction.reserveTokens: must not be negative, got -1`},
+		{"zeroTurns", "{ agents: { defaults: { maxTurns: 0 } } }",
+			`bad.json5:1: agents.defaults.maxTurns: must be at least 1, got 0`},
+		{"badEnum", "{ agents: { defaults: { promptMode: 'short' } } }",
+			`bad.json5:1: agents.defaults.promptMode: "short" is not one of full, minimal, none`},
+		{"badThinking", "{ agents: { defaults: { thinkingDefault: 'max' } } }",
+			`bad.json5:1: agents.defaults.thinkingDefault: "max" is not one of off, low, medium, high`},
+		{"badExecAsk", "{ tools: { exec: { ask: 'on-miss' } } }",
+			`bad.json5:1: tools.exec.ask: "on-miss" is not one of off, elevated, always`},
+		{"badProfile", "{ tools: { profile: 'everything' } }",
+			`bad.json5:1: tools.profile: "everything" is not one of minimal, coding, messaging, full`},
+		{"badDMScope", "{ session: { dmScope: 'per-account-channel-peer' } }",
+			`bad.json5:1: session.dmScope: "per-account-channel-peer" is not one of main, per-peer, per-channel-peer`},
+		{"badChunkMode", "{ channels: { whatsapp: { chunkMode: 'words' } } }",
+			`bad.json5:1: channels.whatsapp.chunkMode: "words" is not one of length, newline`},
+		{"badLogLevel", "{ gateway: { logLevel: 'trace' } }",
+			`bad.json5:1: gateway.logLevel: "trace" is not one of debug, info, warn, error`},
+		{"refNotProviderModel", "{ agents: { defaults: { model: 'gpt-4o' } } }",
+			`bad.json5:1: agents.defaults.model.primary: "gpt-4o" is not a model ref: want "provider/model"`},
+		{"refUnconfiguredProvider", "{\n  agents: {\n    defaults: {\n      model: { primary: 'openai/gpt-4o' },\n    },\n  },\n}",
+			`bad.json5:4: agents.defaults.model.primary: provider "openai" is not configured in models.providers`},
+		{"refUndefinedModel", "{\n  models: { providers: { openai: { api: 'openai-completions', models: [{ id: 'gpt-4o' }, { id: 'gpt-4o-mini' }] } } },\n  agents: { list: [{ id: 'main' }, { id: 'work', model: { primary: 'openai/gpt-4o', fallbacks: ['openai/gpt-5'] } }] },\n}",
+			`bad.json5:3: agents.list[1].model.fallbacks[0]: model "gpt-5" is not defined in models.providers.openai.models (known: gpt-4o, gpt-4o-mini)`},
+		{"fallbacksWithoutPrimary", "{ models: { providers: { o: { api: 'ollama' } } }, agents: { defaults: { model: { fallbacks: ['o/x'] } } } }",
+			`bad.json5:1: agents.defaults.model.primary: required when fallbacks are set`},
+		{"refWrongType", "{ agents: { defaults: { model: ['a/b'] } } }",
+			`bad.json5:1: agents.defaults.model: expected a "provider/model" string or {primary, fallbacks}, got array`},
+		{"refUnknownKey", "{ agents: { defaults: { model: { primary: 'a/b', fallback: [] } } } }",
+			`bad.json5:1: agents.defaults.model.fallback: unknown key (did you mean "fallbacks"?)` + "\n" +
+				`bad.json5:1: agents.defaults.model.primary: provider "a" is not configured in models.providers`},
+		{"duplicateAgent", "{\n  agents: { list: [\n    { id: 'main' },\n    { id: 'main' },\n  ] },\n}",
+			`bad.json5:4: agents.list[1].id: duplicate agent id "main" (first at agents.list[0])`},
+		{"invalidAgentID", "{ agents: { list: [{ id: 'Main Agent' }] } }",
+			`bad.json5:1: agents.list[0].id: invalid agent id "Main Agent": use lowercase letters, digits, - and _ (at most 64)`},
+		{"missingAgentID", "{ agents: { list: [{ name: 'Home' }] } }",
+			`bad.json5:1: agents.list[0].id: required`},
+		{"twoDefaults", "{\n  agents: { list: [\n    { id: 'a', default: true },\n    { id: 'b', default: true },\n  ] },\n}",
+			`bad.json5:4: agents.list[1].default: more than one default agent (agents.list[0] is already the default)`},
+		{"bindingUnknownAgent", "{\n  agents: { list: [{ id: 'main' }, { id: 'home' }] },\n  bindings: [\n    { agentId: 'work', match: { channel: 'email' } },\n  ],\n}",
+			`bad.json5:4: bindings[0].agentId: unknown agent "work" (agents: main, home)`},
+		{"bindingNoChannel", "{ bindings: [{ agentId: 'main', match: { accountId: 'default' } }] }",
+			`bad.json5:1: bindings[0].match.channel: required`},
+		{"bindingBadPeer", "{ bindings: [{ agentId: 'main', match: { channel: 'whatsapp', peer: { kind: 'dm' } } }] }",
+			`bad.json5:1: bindings[0].match.peer.kind: "dm" is not one of direct, group, channel, room` + "\n" +
+				`bad.json5:1: bindings[0].match.peer.id: required`},
+		{"atHourRange", "{ session: { reset: { atHour: 24 } } }",
+			`bad.json5:1: session.reset.atHour: must be between 0 and 23, got 24`},
+		{"idleWithoutMinutes", "{ session: { reset: { mode: 'idle' } } }",
+			`bad.json5:1: session.reset.idleMinutes: required when mode is "idle"`},
+		{"mainKeyColon", "{ session: { mainKey: 'a:b' } }",
+			`bad.json5:1: session.mainKey: "a:b" must not contain ':' or white space`},
+		{"providerWithoutAPI", "{\n  models: {\n    providers: {\n      openai: { apiKey: 'sk' },\n    },\n  },\n}",
+			`bad.json5:4: models.providers.openai.api: required: one of openai-completions, anthropic-messages, ollama, gemini, local`},
+		{"providerBadAPI", "{ models: { providers: { openai: { api: 'openai-responses' } } } }",
+			`bad.json5:1: models.providers.openai.api: "openai-responses" is not one of openai-completions, anthropic-messages, ollama, gemini, local`},
+		{"providerBadName", "{ models: { providers: { 'Open AI': { api: 'ollama' } } } }",
+			`bad.json5:1: models.providers["Open AI"]: invalid provider name "Open AI": use lowercase letters, digits, ., - and _`},
+		{"providerBadURL", "{ models: { providers: { o: { api: 'ollama', baseUrl: 'localhost:11434' } } } }",
+			`bad.json5:1: models.providers.o.baseUrl: "localhost:11434" is not an http(s) URL`},
+		{"localWithoutPath", "{\n  models: { providers: { local: {\n    api: 'local',\n    models: [\n      { id: 'qwen3' },\n    ],\n  } } },\n}",
+			`bad.json5:5: models.providers.local.models[0].path: required for api "local" (the GGUF model file)`},
+		{"localNoModelsRef", "{ models: { providers: { local: { api: 'local' } } }, agents: { defaults: { model: 'local/qwen3' } } }",
+			`bad.json5:1: agents.defaults.model.primary: provider "local" lists no models (api local needs each model with its path)`},
+		{"duplicateModel", "{ models: { providers: { o: { api: 'ollama', models: [{ id: 'a' }, { id: 'a' }] } } } }",
+			`bad.json5:1: models.providers.o.models[1].id: duplicate model id "a" (first at models.providers.o.models[0])`},
+		{"badModelInput", "{ models: { providers: { o: { api: 'ollama', models: [{ id: 'a', input: ['audio'] }] } } } }",
+			`bad.json5:1: models.providers.o.models[0].input[0]: "audio" is not one of text, image`},
+		{"envUnset", "{\n  models: { providers: { openai: {\n    api: 'openai-completions',\n    apiKey: '${CONFIG_TEST_UNSET_KEY}',\n  } } },\n}",
+			`bad.json5:4: models.providers.openai.apiKey: environment variable CONFIG_TEST_UNSET_KEY is not set`},
+		{"envEmpty", "{ gateway: { socket: '${CONFIG_TEST_EMPTY}/gw.sock' } }",
+			`bad.json5:1: gateway.socket: environment variable CONFIG_TEST_EMPTY is empty`},
+		{"badTimezone", "{ agents: { defaults: { userTimezone: 'Europe/Madird' } } }",
+			`bad.json5:1: agents.defaults.userTimezone: unknown time zone "Europe/Madird" (want an IANA name like Europe/Madrid)`},
+		{"badSafeBin", "{ tools: { exec: { safeBins: ['rm -rf'] } } }",
+			`bad.json5:1: tools.exec.safeBins[0]: "rm -rf" is not a command name`},
+		{"emptyWorkspace", "{ agents: { defaults: { workspace: '' } } }",
+			`bad.json5:1: agents.defaults.workspace: must not be empty`},
+		{"duplicateKey", "{\n  agents: { defaults: { maxTurns: 5 } },\n  tools: {},\n  agents: { list: [] },\n}",
+			`bad.json5:4: agents: duplicate key (first at line 2)`},
+		{"several", "{\n  agents: { defualts: {} },\n  tools: { exec: { ask: 'never' } },\n  session: { reset: { atHour: -1 } },\n  extra: true,\n}",
+			`bad.json5:2: agents.defualts: unknown key (did you mean "defaults"?)` + "\n" +
+				`bad.json5:3: tools.exec.ask: "never" is not one of off, elevated, always` + "\n" +
+				`bad.json5:4: session.reset.atHour: must not be negative, got -1` + "\n" +
+				`bad.json5:5: extra: unknown key (known keys: agents, bindings, channels, gateway, models, session, tools)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("CONFIG_TEST_EMPTY", "")
+			c, err := Parse([]byte(tc.config), "bad.json5")
+			if err == nil {
+				t.Fatalf("no error; want\n%s", tc.want)
+			}
+			if c != nil {
+				t.Errorf("config returned with an error")
+			}
+			if err.Error() != tc.want {
+				t.Errorf("error:\n%s\nwant:\n%s", err, tc.want)
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Errorf("error is not an *Error: %T", err)
+			}
+		})
+	}
+}
+
+func TestNullKeepsDefault(t *testing.T) {
+	c, err := Parse([]byte(`{ agents: { defaults: { maxTurns: null, model: null } }, tools: { exec: null } }`), "null.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Agents.Defaults.MaxTurns != 20 || c.Tools.Exec.Ask != "always" {
+		t.Errorf("null replaced a default: maxTurns %d, ask %q", c.Agents.Defaults.MaxTurns, c.Tools.Exec.Ask)
+	}
+}
+
+func TestMergeOverDefaults(t *testing.T) {
+	// Objects merge key by key; arrays replace.
+	c, err := Parse([]byte(`{
+		agents: { defaults: { compaction: { reserveTokens: 1000 } }, list: [{ id: 'solo' }] },
+		tools: { exec: { safeBins: ['ls'] } },
+		channels: { cli: { chunkMode: 'newline' } },
+	}`), "merge.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Agents.Defaults.Compaction; got.ReserveTokens != 1000 || got.KeepRecentTokens != 20000 || !got.MemoryFlush.IsEnabled() {
+		t.Errorf("compaction = %+v", got)
+	}
+	if !slices.Equal(c.Tools.Exec.SafeBins, []string{"ls"}) || c.Tools.Exec.Ask != "always" {
+		t.Errorf("exec = %+v", c.Tools.Exec)
+	}
+	if c.DefaultAgentID() != "solo" {
+		t.Errorf("default agent = %q, want the first listed", c.DefaultAgentID())
+	}
+	if _, ok := c.Agent("main"); ok {
+		t.Error(`Agent("main") exists although the list replaced it`)
+	}
+	if l, m := c.ChunkLimit("cli"); l != 20000 || m != "newline" {
+		t.Errorf("cli chunking = %d, %q", l, m)
+	}
+
+	c, err = Parse([]byte(`{ agents: { list: [] }, bindings: [{ agentId: 'main', match: { channel: 'cli' } }] }`), "empty-list.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, ok := c.Agent("main"); !ok || !a.Default || c.DefaultAgentID() != "main" {
+		t.Errorf("with no agents listed, main should exist implicitly: %+v %v", a, ok)
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Setenv("CFG_KEY", "sk-123")
+	t.Setenv("CFG_HOST", "10.0.0.2")
+	lookup := os.LookupEnv
+	for _, tc := range []struct {
+		in, want string
+		problems []string
+	}{
+		{"plain", "plain", nil},
+		{"${CFG_KEY}", "sk-123", nil},
+		{"http://${CFG_HOST}:11434/${CFG_KEY}", "http://10.0.0.2:11434/sk-123", nil},
+		{"$${CFG_KEY}", "${CFG_KEY}", nil},
+		{"${lower}", "${lower}", nil},
+		{"${1BAD}", "${1BAD}", nil},
+		{"${CFG_KEY", "${CFG_KEY", nil},
+		{"$CFG_KEY", "$CFG_KEY", nil},
+		{"${CFG_NOPE_A}-${CFG_NOPE_B}", "-", []string{
+			"environment variable CFG_NOPE_A is not set", "environment variable CFG_NOPE_B is not set"}},
+	} {
+		got, problems := expandString(tc.in, lookup)
+		if got != tc.want || !slices.Equal(problems, tc.problems) {
+			t.Errorf("expandString(%q) = %q, %q; want %q, %q", tc.in, got, problems, tc.want, tc.problems)
+		}
+	}
+
+	c, err := Parse([]byte(`{ models: { providers: { o: {
+		api: 'openai-completions', baseUrl: 'http://${CFG_HOST}/v1', apiKey: '${CFG_KEY}',
+		headers: { 'X-Key': 'k ${CFG_KEY}' } } } } }`), "env.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := c.Models.Providers["o"]
+	if p.APIKey != "sk-123" || p.BaseURL != "http://10.0.0.2/v1" || p.Headers["X-Key"] != "k sk-123" {
+		t.Errorf("expanded provider = %+v", p)
+	}
+}
+
+func TestModelRefForms(t *testing.T) {
+	providers := `models: { providers: { a: { api: 'ollama' }, b: { api: 'ollama' } } }`
+	for _, tc := range []struct {
+		model string
+		want  ModelRef
+	}{
+		{`'a/x'`, ModelRef{Primary: "a/x"}},
+		{`{ primary: 'a/x' }`, ModelRef{Primary: "a/x"}},
+		{`{ primary: 'a/x', fallbacks: ['b/y', 'a/z/w'] }`, ModelRef{Primary: "a/x", Fallbacks: []string{"b/y", "a/z/w"}}},
+		{`''`, ModelRef{}},
+	} {
+		c, err := Parse([]byte(`{ `+providers+`, agents: { defaults: { model: `+tc.model+` } } }`), "ref.json5")
+		if err != nil {
+			t.Errorf("%s: %v", tc.model, err)
+			continue
+		}
+		if !reflect.DeepEqual(c.Agents.Defaults.Model, tc.want) {
+			t.Errorf("%s: got %#v, want %#v", tc.model, c.Agents.Defaults.Model, tc.want)
+		}
+	}
+
+	// The same two forms through encoding/json, and back.
+	for in, want := range map[string]ModelRef{
+		`"a/x"`:                                 {Primary: "a/x"},
+		`{"primary":"a/x","fallbacks":["b/y"]}`: {Primary: "a/x", Fallbacks: []string{"b/y"}},
+	} {
+		var m ModelRef
+		if err := json.Unmarshal([]byte(in), &m); err != nil || !reflect.DeepEqual(m, want) {
+			t.Errorf("Unmarshal(%s) = %#v, %v", in, m, err)
+		}
+		out, err := json.Marshal(m)
+		if err != nil || string(out) != in {
+			t.Errorf("Marshal(%#v) = %s, %v; want %s", m, out, err, in)
+		}
+	}
+	var m ModelRef
+	if err := json.Unmarshal([]byte(`42`), &m); err == nil {
+		t.Error("Unmarshal(42) succeeded")
+	}
+	if got := (ModelRef{Primary: "a/x", Fallbacks: []string{"b/y"}}).Chain(); !slices.Equal(got, []string{"a/x", "b/y"}) {
+		t.Errorf("Chain = %q", got)
+	}
+}
+
+func TestSplitModel(t *testing.T) {
+	for _, tc := range []struct {
+		ref, provider, model, err string
+	}{
+		{"anthropic/claude-x", "anthropic", "claude-x", ""},
+		{"openrouter/meta-llama/llama-3.3-70b", "openrouter", "meta-llama/llama-3.3-70b", ""},
+		{"ollama/llama3.2:3b", "ollama", "llama3.2:3b", ""},
+		{"gpt-4o", "", "", `"gpt-4o" is not a model ref: want "provider/model"`},
+		{"/x", "", "", `"/x" is not a model ref: want "provider/model"`},
+		{"a/", "", "", `"a/" is not a model ref: want "provider/model"`},
+		{"", "", "", `"" is not a model ref: want "provider/model"`},
+		{"Open AI/x", "", "", `model ref "Open AI/x": invalid provider name "Open AI"`},
+		{"a/x y", "", "", `model ref "a/x y": model id contains white space`},
+	} {
+		p, m, err := SplitModel(tc.ref)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if p != tc.provider || m != tc.model || gotErr != tc.err {
+			t.Errorf("SplitModel(%q) = %q, %q, %q; want %q, %q, %q", tc.ref, p, m, gotErr, tc.provider, tc.model, tc.err)
+		}
+	}
+}
+
+func TestModelDef(t *testing.T) {
+	t.Setenv("TEST_ANTHROPIC_KEY", "k")
+	c, err := Load("testdata/full.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		ref, api string
+		def      ModelDef
+		err      string
+	}{
+		{"anthropic/claude-sonnet-4-5", "anthropic-messages", ModelDef{ID: "claude-sonnet-4-5", ContextWindow: 200000, MaxTokens: 8192, Input: []string{"text", "image"}}, ""},
+		{"local/gemma-2b", "local", ModelDef{ID: "gemma-2b", Path: "models/gemma.gguf", ContextWindow: 8192}, ""},
+		{"openrouter/meta-llama/llama-3.3-70b-instruct", "openai-completions", ModelDef{ID: "meta-llama/llama-3.3-70b-instruct", ContextWindow: 128000}, ""},
+		{"local/nope", "", ModelDef{}, `model local/nope: "nope" is not defined in models.providers.local.models`},
+		{"gemini/flash", "", ModelDef{}, `model gemini/flash: provider "gemini" is not configured in models.providers`},
+		{"flash", "", ModelDef{}, `"flash" is not a model ref: want "provider/model"`},
+	} {
+		p, md, err := c.ModelDef(tc.ref)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if p.API != tc.api || !reflect.DeepEqual(md, tc.def) || gotErr != tc.err {
+			t.Errorf("ModelDef(%q) = %q, %#v, %q; want %q, %#v, %q", tc.ref, p.API, md, gotErr, tc.api, tc.def, tc.err)
+		}
+	}
+}
+
+func TestAgentWorkspaces(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Skip("no home directory")
+	}
+	c, err := Parse([]byte(`{ agents: { list: [{ id: 'a' }, { id: 'b', default: true }, { id: 'c', workspace: '~/c-ws' }] } }`), "ws.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{
+		"a": filepath.Join(home, ".openclaw", "workspace-a"),
+		"b": filepath.Join(home, ".openclaw", "workspace"),
+		"c": filepath.Join(home, "c-ws"),
+	} {
+		a, ok := c.Agent(id)
+		if !ok || a.Workspace != want {
+			t.Errorf("Agent(%q).Workspace = %q, %v; want %q", id, a.Workspace, ok, want)
+		}
+	}
+	if c.DefaultAgentID() != "b" {
+		t.Errorf("DefaultAgentID = %q", c.DefaultAgentID())
+	}
+	if _, ok := c.Agent("zzz"); ok {
+		t.Error("unknown agent resolved")
+	}
+}
+
+func TestExpandHome(t *testing.T) {
+	t.Setenv("HOME", "/home/claw")
+	for in, want := range map[string]string{
+		"~":         "/home/claw",
+		"~/ws":      "/home/claw/ws",
+		"~other/ws": "~other/ws",
+		"/abs/~":    "/abs/~",
+		"rel":       "rel",
+		"":          "",
+	} {
+		if got := ExpandHome(in); got != want {
+			t.Errorf("ExpandHome(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "missing.json5"))
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: %v, want fs.ErrNotExist", err)
+	}
+	path := filepath.Join(t.TempDir(), "big.json5")
+	if err := os.WriteFile(path, make([]byte, maxFileSize+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("oversized file: %v", err)
+	}
+}
+
+func TestValidateInCode(t *testing.T) {
+	c := Default()
+	c.Agents.List = append(c.Agents.List, Agent{ID: "main", Default: true})
+	c.Bindings = []Binding{{AgentID: "ghost", Match: BindingMatch{Channel: "cli"}}}
+	want := `defaults.json5: agents.list[1].id: duplicate agent id "main" (first at agents.list[0])` + "\n" +
+		`defaults.json5: agents.list[1].default: more than one default agent (agents.list[0] is already the default)` + "\n" +
+		`defaults.json5: bindings[0].agentId: unknown agent "ghost" (agents: main, main)`
+	if err := c.Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate:\n%v\nwant:\n%s", err, want)
+	}
+	if err := (&Config{}).Validate(); err == nil {
+		t.Error("the zero Config validated")
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	for _, tc := range []struct {
+		e    Error
+		want string
+	}{
+		{Error{File: "a.json5", Line: 3, Path: "x.y", Reason: "bad"}, "a.json5:3: x.y: bad"},
+		{Error{File: "a.json5", Path: "x.y", Reason: "bad"}, "a.json5: x.y: bad"},
+		{Error{File: "a.json5", Line: 2, Reason: "bad"}, "a.json5:2: bad"},
+		{Error{Line: 2, Path: "x", Reason: "bad"}, "line 2: x: bad"},
+		{Error{Path: "x", Reason: "bad"}, "x: bad"},
+		{Error{Reason: "bad"}, "bad"},
+	} {
+		if got := tc.e.Error(); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.e, got, tc.want)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	for _, name := range []string{"testdata/full.json5", "testdata/example.json5", "defaults.json5"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	for _, s := range []string{
+		"", "{}", "[]", "null", "{a:", "{'x':'\\u12", "/*", "{agents:{list:[{id:'a',model:{primary:'x/y'}}]}}",
+		"{channels:{x:{y:[1,{z:null}]}}}", "{models:{providers:{p:{api:'local',models:[{id:'m'}]}}}}",
+		"{gateway:{socket:'${A}$${B}'}}", "{session:{reset:{atHour:1e400}}}", "{a:0x10,b:+Infinity,c:.5}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(data, "fuzz.json5")
+		if err != nil {
+			if c != nil {
+				t.Fatal("config returned with an error")
+			}
+			var ce *Error
+			if !errors.As(err, &ce) {
+				t.Fatalf("error is not an *Error: %T %v", err, err)
+			}
+			return
+		}
+		if verr := c.Validate(); verr != nil {
+			t.Fatalf("Parse accepted a config that Validate rejects: %v", verr)
+		}
+		for _, a := range c.Agents.List {
+			if _, ok := c.Agent(a.ID); !ok {
+				t.Fatalf("listed agent %q does not resolve", a.ID)
+			}
+		}
+		if _, ok := c.Agent(c.DefaultAgentID()); !ok {
+			t.Fatal("default agent does not resolve")
+		}
+	})
+}

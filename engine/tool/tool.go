@@ -1,0 +1,218 @@
+// Package tool is the contract between the agent loop and the built-in tools
+// (DESIGN.md §3.7): the Tool interface and the environment a call runs in,
+// a registry, OpenClaw's tool groups and profiles (fed to engine/policy), the
+// per-turn Set the agent loop uses, and tool-result truncation (§5).
+//
+// Choices where the spec was silent:
+//   - Set snapshots the registry when it is built, so Specs and Run always
+//     agree within a turn even if tools are registered concurrently.
+//   - Tool names are looked up exactly, then case-insensitively (small
+//     models write "Read"); policy is checked on the canonical name.
+//   - Empty or null arguments count as {} (models send them for tools
+//     without parameters); anything else that is not a JSON object is
+//     refused before the tool runs.
+//   - Budgets are counted in characters (runes), as OpenClaw counts
+//     JavaScript string length; cuts always fall on UTF-8 boundaries.
+//   - Env.ResultChars tells a tool the character budget its result will be
+//     truncated to, so tools that page (read, grep, process log) can stop
+//     early and say how to continue instead of losing that hint to the cut.
+//   - A result with no content gets a "(no output)" text block: some
+//     providers reject empty tool results.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// Env is what a tool call may know about where it runs.
+type Env struct {
+	// Workspace is the agent's workspace directory, absolute. File tools are
+	// confined to it; exec runs in it.
+	Workspace  string
+	AgentID    string
+	SessionKey engine.SessionKey
+	// Approver answers exec approval requests. Nil means approvals are
+	// impossible: whatever needs one is denied.
+	Approver Approver
+	// Sandboxed reports whether the session runs in a sandbox.
+	Sandboxed bool
+	// ResultChars is the character budget the result will be truncated to
+	// (set by Set.Run); 0 means unknown and tools use their own defaults.
+	ResultChars int
+}
+
+// OutsideError reports a path that resolves outside the workspace.
+type OutsideError struct {
+	Path      string
+	Workspace string
+}
+
+func (e *OutsideError) Error() string {
+	return fmt.Sprintf("path %q is outside the workspace %s", e.Path, e.Workspace)
+}
+
+// Rel turns a path given by the model into a clean, slash-separated path
+// relative to the workspace ("." for the workspace itself). Relative paths
+// are taken relative to the workspace; absolute ones must lie inside it.
+// The check is lexical: symlinks are the business of os.Root, which every
+// file access goes through.
+func (e Env) Rel(p string) (string, error) {
+	if e.Workspace == "" {
+		return "", fmt.Errorf("no workspace is configured")
+	}
+	orig := p
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("path %q contains a NUL byte", orig)
+	}
+	if p == "" {
+		p = "."
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		// "~" is the home directory to the model; inside the workspace only
+		// if the workspace happens to be home.
+		return "", &OutsideError{Path: orig, Workspace: e.Workspace}
+	}
+	if filepath.IsAbs(p) {
+		rel, ok := relInside(e.Workspace, p)
+		if !ok {
+			// The workspace may itself be reached through a symlink
+			// (/tmp → /private/tmp on macOS): compare real paths too.
+			if real, err := filepath.EvalSymlinks(e.Workspace); err == nil {
+				rel, ok = relInside(real, p)
+			}
+		}
+		if !ok {
+			return "", &OutsideError{Path: orig, Workspace: e.Workspace}
+		}
+		p = rel
+	}
+	p = filepath.Clean(p)
+	if p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) || filepath.IsAbs(p) {
+		return "", &OutsideError{Path: orig, Workspace: e.Workspace}
+	}
+	return filepath.ToSlash(p), nil
+}
+
+func relInside(base, p string) (string, bool) {
+	rel, err := filepath.Rel(filepath.Clean(base), filepath.Clean(p))
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// Tool is one callable tool. Run must be safe for concurrent use and report
+// every failure as an error result (engine.ErrorResult), never by panicking.
+type Tool interface {
+	Spec() engine.ToolSpec
+	Run(ctx context.Context, env Env, args json.RawMessage) engine.ToolResult
+}
+
+// Approver asks the owner whether a command may run. Approve blocks until
+// the owner answers, ctx ends, or the approver's own timeout passes.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// ApprovalRequest is what the owner is asked to approve.
+type ApprovalRequest struct {
+	Command string
+	Cwd     string
+	Reason  string
+}
+
+// Decision is the owner's answer to an approval request.
+type Decision string
+
+// Decisions. Anything other than DecisionAllowOnce is a denial.
+const (
+	DecisionAllowOnce Decision = "allow-once"
+	DecisionDeny      Decision = "deny"
+)
+
+// Registry holds the tools a gateway offers. It is safe for concurrent use.
+// Adding a tool under a name already present replaces it.
+type Registry struct {
+	mu    sync.RWMutex
+	tools map[string]Tool
+}
+
+// NewRegistry returns a registry holding tools.
+func NewRegistry(tools ...Tool) *Registry {
+	r := &Registry{tools: map[string]Tool{}}
+	for _, t := range tools {
+		r.Add(t)
+	}
+	return r
+}
+
+// Add registers t under its spec's name.
+func (r *Registry) Add(t Tool) {
+	name := t.Spec().Name
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.tools == nil {
+		r.tools = map[string]Tool{}
+	}
+	r.tools[name] = t
+}
+
+// Get returns the tool called name (exact spelling).
+func (r *Registry) Get(name string) (Tool, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Tools returns the registered tools sorted by name.
+func (r *Registry) Tools() []Tool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := r.namesLocked()
+	out := make([]Tool, len(names))
+	for i, n := range names {
+		out[i] = r.tools[n]
+	}
+	return out
+}
+
+// Names returns the registered tool names, sorted.
+func (r *Registry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namesLocked()
+}
+
+func (r *Registry) namesLocked() []string {
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Known reports whether entry names a registered tool, a built-in tool, a
+// group or a profile: the known func for policy.Validate.
+func (r *Registry) Known(entry string) bool {
+	if KnownEntry(entry) {
+		return true
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for n := range r.tools {
+		if strings.EqualFold(n, entry) {
+			return true
+		}
+	}
+	return false
+}

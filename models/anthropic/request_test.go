@@ -1,0 +1,162 @@
+package anthropic
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/anthropic/anthropictest"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// conversation is a turn with everything the mapping must handle: a cache
+// boundary, images, signed and unsigned thinking, parallel tool calls (one
+// with an id from another provider, one with arguments that were not JSON),
+// consecutive tool results with an image and an error, and tools.
+func conversation() *engine.ChatRequest {
+	const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	ls := engine.ToolCall{ID: "toolu_01ls", Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)}
+	shot := engine.ToolCall{ID: "call:shot.1", Name: "screenshot", Arguments: json.RawMessage(`{}`)}
+	bad := engine.ToolCall{ID: "toolu_01bad", Name: "read", Arguments: json.RawMessage(`"{\"path\": nope"`)}
+	return &engine.ChatRequest{
+		Model:         "claude-test",
+		System:        "You are a helpful assistant.\n\nToday is Monday.",
+		CacheBoundary: len("You are a helpful assistant.\n\n"),
+		Messages: []engine.Message{
+			{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("What is in this picture?"), {Type: engine.BlockImage, Data: png, MimeType: "image/png"}}},
+			{Role: engine.RoleAssistant, Content: []engine.Block{
+				{Type: engine.BlockThinking, Thinking: "Let me look at the files.", ThinkingSignature: "sig-1"},
+				{Type: engine.BlockThinking, Thinking: "An unsigned thought from another provider."},
+				engine.TextBlock("Looking."),
+				ls.Block(), shot.Block(), bad.Block(),
+			}, StopReason: engine.StopToolUse},
+			engine.TextResult("a.txt\nb.png").Message(ls),
+			{Role: engine.RoleToolResult, ToolCallID: shot.ID, ToolName: shot.Name, Content: []engine.Block{{Type: engine.BlockImage, Data: png, MimeType: "image/png"}}},
+			engine.ErrorResult("invalid arguments: not JSON").Message(bad),
+			{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("A one-pixel image.")}},
+			{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("Thanks!"), engine.TextBlock("  ")}},
+		},
+		Tools: []engine.ToolSpec{
+			{Name: "ls", Description: "List a directory.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)},
+			{Name: "screenshot", Description: "Take a screenshot."},
+		},
+		Thinking: engine.ThinkingMedium,
+	}
+}
+
+func TestRequestGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		req  func() *engine.ChatRequest
+	}{
+		{"conversation", Config{}, conversation},
+		{"minimal", Config{MaxTokens: 1000}, func() *engine.ChatRequest {
+			return &engine.ChatRequest{Model: "claude-test", System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}, Thinking: engine.ThinkingOff}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			body, err := New(tt.cfg).requestBody(tt.req())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			if err := json.Indent(&got, body, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			got.WriteByte('\n')
+			golden := filepath.Join("testdata", tt.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create)", err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("request body differs from %s (run with -update to accept):\n%s", golden, got.Bytes())
+			}
+		})
+	}
+}
+
+// The golden conversation is accepted by the validating server.
+func TestConversationAccepted(t *testing.T) {
+	srv := anthropictest.NewServer()
+	defer srv.Close()
+	var rec recorder
+	if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), conversation(), rec.emit); err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.joined(engine.EventTextDelta); got != "echo: Thanks!" {
+		t.Errorf("echo = %q", got)
+	}
+}
+
+func TestSystemBlocks(t *testing.T) {
+	tests := []struct {
+		system   string
+		boundary int
+		want     string
+	}{
+		{"", 5, `null`},
+		{"abc", 0, `[{"type":"text","text":"abc"}]`},
+		{"abc", 3, `[{"type":"text","text":"abc","cache_control":{"type":"ephemeral"}}]`},
+		{"abc", 99, `[{"type":"text","text":"abc","cache_control":{"type":"ephemeral"}}]`},
+		{"ab|cd", 3, `[{"type":"text","text":"ab|","cache_control":{"type":"ephemeral"}},{"type":"text","text":"cd"}]`},
+		{"é|x", 1, `[{"type":"text","text":"é|x"}]`},                                                              // inside é: moved back to 0
+		{"aé", 2, `[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"é"}]`}, // inside é: moved back
+	}
+	for _, tt := range tests {
+		if got := jsonOf(systemBlocks(tt.system, tt.boundary)); got != tt.want {
+			t.Errorf("systemBlocks(%q, %d) = %s, want %s", tt.system, tt.boundary, got, tt.want)
+		}
+	}
+}
+
+func TestThinkingMaxTokens(t *testing.T) {
+	tests := []struct {
+		level     engine.ThinkingLevel
+		reqMax    int
+		wantMax   int
+		wantBudge int
+	}{
+		{engine.ThinkingOff, 0, 4096, 0},
+		{"", 100, 100, 0},
+		{engine.ThinkingLow, 0, 4096, 1024},
+		{engine.ThinkingMedium, 0, 8192, 4096},
+		{engine.ThinkingHigh, 0, 20480, 16384},
+		{engine.ThinkingHigh, 32000, 32000, 16384},
+	}
+	for _, tt := range tests {
+		req := userRequest("hi")
+		req.Thinking, req.MaxTokens = tt.level, tt.reqMax
+		body, err := New(Config{}).requestBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			MaxTokens int `json:"max_tokens"`
+			Thinking  *struct {
+				BudgetTokens int `json:"budget_tokens"`
+			}
+		}
+		json.Unmarshal(body, &got)
+		budget := 0
+		if got.Thinking != nil {
+			budget = got.Thinking.BudgetTokens
+		}
+		if got.MaxTokens != tt.wantMax || budget != tt.wantBudge {
+			t.Errorf("%q/%d: max_tokens %d budget %d, want %d %d", tt.level, tt.reqMax, got.MaxTokens, budget, tt.wantMax, tt.wantBudge)
+		}
+	}
+}
