@@ -248,7 +248,10 @@ type Event struct {
 	ToolCall   *ToolCall  `json:"toolCall,omitempty"`
 	StopReason StopReason `json:"stopReason,omitempty"`
 	Usage      *Usage     `json:"usage,omitempty"`
-	Err        error      `json:"-"`
+	// Signature, on a thinking_delta, is the provider's signature of the
+	// thinking block so far (Anthropic): it must be sent back with the block.
+	Signature string `json:"signature,omitempty"`
+	Err       error  `json:"-"`
 }
 
 // ErrorKind classifies a model failure; failover acts on it (DESIGN.md §7).

@@ -206,6 +206,7 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 	}
 	var (
 		text, thinking strings.Builder
+		signature      string
 		blocks         []engine.Block
 		usage          engine.Usage
 		stop           engine.StopReason
@@ -213,8 +214,9 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 	)
 	flushText := func() {
 		if thinking.Len() > 0 {
-			blocks = append(blocks, engine.Block{Type: engine.BlockThinking, Thinking: thinking.String()})
+			blocks = append(blocks, engine.Block{Type: engine.BlockThinking, Thinking: thinking.String(), ThinkingSignature: signature})
 			thinking.Reset()
+			signature = ""
 		}
 		if text.Len() > 0 {
 			blocks = append(blocks, engine.TextBlock(text.String()))
@@ -226,7 +228,13 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 		case engine.EventTextDelta:
 			text.WriteString(ev.Text)
 		case engine.EventThinkingDelta:
+			if text.Len() > 0 {
+				flushText() // a new thinking block after text
+			}
 			thinking.WriteString(ev.Text)
+			if ev.Signature != "" {
+				signature = ev.Signature
+			}
 		case engine.EventToolCall:
 			if ev.ToolCall != nil {
 				flushText()

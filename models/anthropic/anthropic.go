@@ -7,11 +7,11 @@
 //     two text blocks and the stable first one carries cache_control; the
 //     last block of the conversation gets one too, so earlier turns are read
 //     from the cache on the next call (two of the four breakpoints allowed).
-//   - Thinking: the engine keeps no thinking signatures (engine.Event has no
-//     field for them), and Anthropic refuses a tool-use continuation whose
-//     assistant message does not start with a signed thinking block. So when
-//     the request continues a tool loop and that message has none, thinking
-//     is left off for this one call rather than failing the turn.
+//   - Thinking: signatures arrive as thinking_delta events with Signature
+//     set and are kept on the thinking block. Anthropic refuses a tool-use
+//     continuation whose assistant message does not start with a signed
+//     thinking block (e.g. one written by another provider), so then
+//     thinking is left off for that one call rather than failing the turn.
 //     Signed thinking blocks in the history are sent back; others dropped.
 //   - max_tokens: request, else Config.MaxTokens, else 4096; with thinking
 //     it is raised to budget + 4096 when it would not exceed the budget.

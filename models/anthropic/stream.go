@@ -169,7 +169,9 @@ func (d *decoder) event(e *event) {
 				tb.json.WriteString(dl.PartialJSON)
 			}
 		case "signature_delta":
-			// Nowhere to keep it: see the package doc.
+			if dl.Signature != "" {
+				d.emit(engine.Event{Type: engine.EventThinkingDelta, Signature: dl.Signature})
+			}
 		}
 	case "content_block_stop":
 		if tb := d.tools[e.Index]; tb != nil {

@@ -102,7 +102,8 @@ type Server struct {
 }
 
 // NewServer starts a server on 127.0.0.1 serving replies in order; when
-// they run out it echoes: "echo: " + the text of the last user message.
+// they run out it echoes: "echo: " + the text of the last user message,
+// without the gateway's inbound-metadata blocks in front of it.
 func NewServer(replies ...Reply) *Server {
 	h := NewHandler(replies...)
 	ts := httptest.NewServer(h)
@@ -150,7 +151,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rep = h.replies[0]
 		h.replies = h.replies[1:]
 	} else {
-		rep = Reply{Text: "echo: " + lastUser}
+		rep = Reply{Text: "echo: " + stripInboundMeta(lastUser)}
 	}
 	calls := make([]engine.ToolCall, len(rep.ToolCalls))
 	for i, c := range rep.ToolCalls {
@@ -402,4 +403,17 @@ func split(s string, n int) []string {
 		s = s[i:]
 	}
 	return out
+}
+
+// stripInboundMeta drops the metadata blocks the gateway puts before a user's
+// text ("Inbound metadata (trusted…" followed by fenced blocks), so the echo
+// answers with what the user typed.
+func stripInboundMeta(text string) string {
+	if !strings.HasPrefix(text, "Inbound metadata") {
+		return text
+	}
+	if i := strings.LastIndex(text, "```\n\n"); i >= 0 {
+		return text[i+len("```\n\n"):]
+	}
+	return text
 }

@@ -1,0 +1,571 @@
+// Package session keeps each conversation's state: the session entry a
+// session key points to (current session id, toggles, overrides, token
+// counters), the transcript behind it, the daily and idle resets that start a
+// new session id, and the lanes that run one turn at a time per session.
+//
+// Storage is behind Store, implemented by engine/store/bolt. Every method of
+// Manager that writes is one Store.Commit, i.e. one durable transaction: the
+// inbound message of a turn is committed (with its dedup key) before the
+// model is called, and the turn is marked open until EndTurn, so a crash
+// leaves a visible open turn rather than a lost one (DESIGN.md §4).
+//
+// Choices made where the spec was silent:
+//   - A reset (daily, idle, /new, import) keeps the entry's toggles
+//     (thinking, verbose, reasoning, elevated, send policy) and model/auth
+//     overrides, as OpenClaw does, and resets counters, LastModel and
+//     OpenTurn. The daily and idle checks compare against UpdatedAt.
+//   - Non-empty Meta fields refresh an existing entry too (a group's subject
+//     can change); empty ones never clear anything.
+//   - Config.DailyResetHour 0 means the default 04:00; 24 means midnight;
+//     -1 disables the daily reset.
+//   - Append, AppendEntries, EndTurn and CloseInterrupted on a key without
+//     an entry fail with ErrNotFound; Update creates the entry (and its empty
+//     transcript) so toggles can be set before the first message.
+//   - Token counters add Usage.Input and Usage.Output; TotalTokens adds
+//     Usage.TotalTokens, or the sum of all four counts when it is zero.
+package session
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/transcript"
+)
+
+// Entry is a session key's state: OpenClaw's SessionEntry plus what the
+// gateway needs to recover from a crash.
+type Entry struct {
+	SessionID string    `json:"sessionId"`
+	CreatedAt time.Time `json:"createdAt"`
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	ChatType    string `json:"chatType,omitempty"`
+	Channel     string `json:"channel,omitempty"`
+	DisplayName string `json:"displayName,omitempty"`
+	Subject     string `json:"subject,omitempty"`
+	Room        string `json:"room,omitempty"`
+
+	ThinkingLevel  string `json:"thinkingLevel,omitempty"`
+	VerboseLevel   string `json:"verboseLevel,omitempty"`
+	ReasoningLevel string `json:"reasoningLevel,omitempty"`
+	ElevatedLevel  string `json:"elevatedLevel,omitempty"`
+	SendPolicy     string `json:"sendPolicy,omitempty"`
+
+	ProviderOverride    string `json:"providerOverride,omitempty"`
+	ModelOverride       string `json:"modelOverride,omitempty"`
+	AuthProfileOverride string `json:"authProfileOverride,omitempty"`
+
+	InputTokens     int `json:"inputTokens"`
+	OutputTokens    int `json:"outputTokens"`
+	TotalTokens     int `json:"totalTokens"`
+	ContextTokens   int `json:"contextTokens"`
+	CompactionCount int `json:"compactionCount"`
+
+	MemoryFlushAt              time.Time `json:"memoryFlushAt,omitzero"`
+	MemoryFlushCompactionCount int       `json:"memoryFlushCompactionCount,omitempty"`
+
+	// LastModel is the "provider/model" that answered last.
+	LastModel string `json:"lastModel,omitempty"`
+	// Messages counts message entries in the current transcript.
+	Messages int `json:"messages"`
+	// OpenTurn is the id of the inbound entry whose turn has not finished
+	// ("" = none).
+	OpenTurn string `json:"openTurn,omitempty"`
+}
+
+// Keyed is an entry with the agent and session key it is stored under.
+type Keyed struct {
+	AgentID string
+	Key     engine.SessionKey
+	Entry   Entry
+}
+
+// Meta describes where a conversation happens. It fills a new entry;
+// Workspace becomes the new transcript header's cwd.
+type Meta struct {
+	ChatType, Channel, DisplayName, Subject, Room, Workspace string
+}
+
+// Errors.
+var (
+	// ErrDuplicate means the dedup key of a commit was seen before; nothing
+	// was written.
+	ErrDuplicate = errors.New("duplicate message")
+	// ErrNotFound means there is no such session or transcript.
+	ErrNotFound = errors.New("session not found")
+	// ErrIDInUse means a committed entry carried an id that its transcript
+	// already holds; nothing was written.
+	ErrIDInUse = errors.New("entry id already in use in the transcript")
+)
+
+// Store persists session entries and transcripts. engine/store/bolt
+// implements it.
+type Store interface {
+	// Session returns the entry at key.
+	Session(agentID string, key engine.SessionKey) (Entry, bool, error)
+	// Sessions lists an agent's entries ("" = every agent), most recently
+	// updated first.
+	Sessions(agentID string) ([]Keyed, error)
+	// Commit runs in one transaction: if c.DedupKey != "" and was seen →
+	// ErrDuplicate (nothing written), else it is marked seen; the entry is
+	// loaded (zero if missing) and passed to c.Update, which may change
+	// anything including SessionID (an error aborts everything); if the
+	// transcript of the resulting SessionID does not exist its header is
+	// written (id = SessionID, cwd = c.Header.Cwd, timestamp now); c.Entries
+	// are appended, an empty ID filled with a fresh id unique in the
+	// transcript and an empty ParentID with the current leaf (the first
+	// entry gets null); the entry is saved. It returns the entry and the
+	// entries as stored. An entry whose given id the transcript already
+	// holds fails with an error wrapping ErrIDInUse; one whose ParentID names
+	// no entry of the transcript fails too.
+	Commit(agentID string, key engine.SessionKey, c Commit) (Entry, []transcript.Entry, error)
+	// Transcript returns a whole transcript, ErrNotFound if there is none.
+	Transcript(sessionID string) (transcript.Header, []transcript.Entry, error)
+	// ImportTranscript stores a whole transcript under the new session id
+	// h.ID (an error if it is in use) and points key at it with entry e.
+	ImportTranscript(agentID string, key engine.SessionKey, h transcript.Header, entries []transcript.Entry, e Entry) error
+}
+
+// Commit is one atomic change to a session: see Store.Commit.
+type Commit struct {
+	DedupKey string
+	Header   transcript.Header
+	Update   func(*Entry) error
+	Entries  []transcript.Entry
+}
+
+// Config configures a Manager.
+type Config struct {
+	// DailyResetHour is the local hour at which sessions expire daily:
+	// 0 means the default 4, 24 means midnight, -1 disables.
+	DailyResetHour int
+	// IdleMinutes expires a session idle for longer; 0 disables.
+	IdleMinutes int
+	// Location is the time zone of DailyResetHour; nil means time.Local.
+	Location *time.Location
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Manager runs the session lifecycle over a Store.
+type Manager struct {
+	st  Store
+	cfg Config
+}
+
+// NewManager returns a Manager over st.
+func NewManager(st Store, cfg Config) *Manager {
+	if cfg.DailyResetHour == 0 {
+		cfg.DailyResetHour = 4
+	}
+	if cfg.Location == nil {
+		cfg.Location = time.Local
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Manager{st: st, cfg: cfg}
+}
+
+// Turn is what BeginTurn committed.
+type Turn struct {
+	Entry      Entry
+	SessionID  string
+	NewSession bool
+	// InboundID is the transcript id of the user message.
+	InboundID string
+	// History is the model context (transcript.Context) of the whole
+	// transcript, ending with the new user message.
+	History []engine.Message
+}
+
+// Expired reports whether an entry last updated at updated has expired at
+// now: the daily reset boundary (the latest DailyResetHour:00 at or before
+// now) is after updated, or it has been idle longer than IdleMinutes.
+func (m *Manager) Expired(updated, now time.Time) bool {
+	if h := m.cfg.DailyResetHour; h >= 0 {
+		local := now.In(m.cfg.Location)
+		y, mo, d := local.Date()
+		boundary := time.Date(y, mo, d, h, 0, 0, 0, m.cfg.Location)
+		if boundary.After(now) {
+			boundary = time.Date(y, mo, d-1, h, 0, 0, 0, m.cfg.Location)
+		}
+		if boundary.After(updated) {
+			return true
+		}
+	}
+	if m.cfg.IdleMinutes > 0 && now.Sub(updated) > time.Duration(m.cfg.IdleMinutes)*time.Minute {
+		return true
+	}
+	return false
+}
+
+// BeginTurn commits an inbound user message as one transaction: dedup
+// (ErrDuplicate, nothing written), a new session id if the entry is missing
+// or expired, the message appended and the turn marked open.
+func (m *Manager) BeginTurn(agentID string, key engine.SessionKey, meta Meta, dedupKey string, user engine.Message) (Turn, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return Turn{}, err
+	}
+	if user.Role == "" {
+		user.Role = engine.RoleUser
+	}
+	for try := 0; ; try++ {
+		t, err := m.beginTurn(agentID, key, meta, dedupKey, user)
+		if errors.Is(err, ErrIDInUse) && try < 3 {
+			continue // the pre-chosen entry id collided: pick another
+		}
+		if err != nil {
+			return Turn{}, fmt.Errorf("begin turn in %s: %w", key, err)
+		}
+		return t, nil
+	}
+}
+
+func (m *Manager) beginTurn(agentID string, key engine.SessionKey, meta Meta, dedupKey string, user engine.Message) (Turn, error) {
+	now := m.cfg.Now()
+	// The entry id is chosen here, not by the store, because OpenTurn must
+	// name it in the same transaction.
+	inbound := messageEntry(user, now)
+	inbound.ID = transcript.NewID()
+	var isNew bool
+	e, _, err := m.st.Commit(agentID, key, Commit{
+		DedupKey: dedupKey,
+		Header:   transcript.Header{Cwd: meta.Workspace},
+		Entries:  []transcript.Entry{inbound},
+		Update: func(e *Entry) error {
+			if e.SessionID == "" || m.Expired(e.UpdatedAt, now) {
+				renew(e, now)
+				isNew = true
+			}
+			applyMeta(e, meta)
+			e.OpenTurn = inbound.ID
+			e.Messages++
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if err != nil {
+		return Turn{}, err
+	}
+	_, entries, err := m.st.Transcript(e.SessionID)
+	if err != nil {
+		return Turn{}, fmt.Errorf("read transcript: %w", err)
+	}
+	return Turn{
+		Entry:      e,
+		SessionID:  e.SessionID,
+		NewSession: isNew,
+		InboundID:  inbound.ID,
+		History:    transcript.Context(entries),
+	}, nil
+}
+
+// renew starts a new session id in e, keeping toggles and overrides.
+func renew(e *Entry, now time.Time) {
+	*e = Entry{
+		SessionID: transcript.NewSessionID(),
+		CreatedAt: now,
+		UpdatedAt: now,
+
+		ChatType:    e.ChatType,
+		Channel:     e.Channel,
+		DisplayName: e.DisplayName,
+		Subject:     e.Subject,
+		Room:        e.Room,
+
+		ThinkingLevel:  e.ThinkingLevel,
+		VerboseLevel:   e.VerboseLevel,
+		ReasoningLevel: e.ReasoningLevel,
+		ElevatedLevel:  e.ElevatedLevel,
+		SendPolicy:     e.SendPolicy,
+
+		ProviderOverride:    e.ProviderOverride,
+		ModelOverride:       e.ModelOverride,
+		AuthProfileOverride: e.AuthProfileOverride,
+	}
+}
+
+func applyMeta(e *Entry, meta Meta) {
+	set := func(dst *string, v string) {
+		if v != "" {
+			*dst = v
+		}
+	}
+	set(&e.ChatType, meta.ChatType)
+	set(&e.Channel, meta.Channel)
+	set(&e.DisplayName, meta.DisplayName)
+	set(&e.Subject, meta.Subject)
+	set(&e.Room, meta.Room)
+}
+
+func messageEntry(msg engine.Message, now time.Time) transcript.Entry {
+	e := transcript.MessageEntry(msg)
+	e.Timestamp = transcript.Timestamp(now)
+	return e
+}
+
+// Append appends messages to the current transcript in one transaction.
+func (m *Manager) Append(agentID string, key engine.SessionKey, msgs ...engine.Message) ([]transcript.Entry, error) {
+	now := m.cfg.Now()
+	entries := make([]transcript.Entry, len(msgs))
+	for i, msg := range msgs {
+		entries[i] = messageEntry(msg, now)
+	}
+	return m.AppendEntries(agentID, key, entries...)
+}
+
+// AppendEntries appends entries of any type (compaction, custom …) to the
+// current transcript in one transaction. Message entries count in
+// Entry.Messages.
+func (m *Manager) AppendEntries(agentID string, key engine.SessionKey, entries ...transcript.Entry) ([]transcript.Entry, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return nil, err
+	}
+	now := m.cfg.Now()
+	_, stored, err := m.st.Commit(agentID, key, Commit{
+		Entries: entries,
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				return ErrNotFound
+			}
+			e.Messages += countMessages(entries)
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("append to %s: %w", key, err)
+	}
+	return stored, nil
+}
+
+func countMessages(entries []transcript.Entry) int {
+	n := 0
+	for _, e := range entries {
+		if e.Type == transcript.EntryMessage {
+			n++
+		}
+	}
+	return n
+}
+
+// EndTurn finishes the open turn in one transaction: it appends msgs, clears
+// OpenTurn, adds usage to the counters and records the context size and the
+// model that answered.
+func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Usage, contextTokens int, model string, msgs ...engine.Message) error {
+	if err := checkKey(agentID, key); err != nil {
+		return err
+	}
+	now := m.cfg.Now()
+	entries := make([]transcript.Entry, len(msgs))
+	for i, msg := range msgs {
+		entries[i] = messageEntry(msg, now)
+	}
+	_, _, err := m.st.Commit(agentID, key, Commit{
+		Entries: entries,
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				return ErrNotFound
+			}
+			e.OpenTurn = ""
+			e.InputTokens += usage.Input
+			e.OutputTokens += usage.Output
+			total := usage.TotalTokens
+			if total == 0 {
+				total = usage.Input + usage.Output + usage.CacheRead + usage.CacheWrite
+			}
+			e.TotalTokens += total
+			e.ContextTokens = contextTokens
+			if model != "" {
+				e.LastModel = model
+			}
+			e.Messages += len(msgs)
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("end turn in %s: %w", key, err)
+	}
+	return nil
+}
+
+// Reset starts a new session id for key now (its transcript header
+// written), keeping toggles and overrides.
+func (m *Manager) Reset(agentID string, key engine.SessionKey, meta Meta) (Entry, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return Entry{}, err
+	}
+	now := m.cfg.Now()
+	e, _, err := m.st.Commit(agentID, key, Commit{
+		Header: transcript.Header{Cwd: meta.Workspace},
+		Update: func(e *Entry) error {
+			renew(e, now)
+			applyMeta(e, meta)
+			return nil
+		},
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("reset %s: %w", key, err)
+	}
+	return e, nil
+}
+
+// Update changes the entry at key with fn in one transaction, creating the
+// entry (and an empty transcript) if there is none. UpdatedAt is left as fn
+// leaves it, so toggling /think does not postpone a reset.
+func (m *Manager) Update(agentID string, key engine.SessionKey, fn func(*Entry) error) (Entry, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return Entry{}, err
+	}
+	now := m.cfg.Now()
+	e, _, err := m.st.Commit(agentID, key, Commit{
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				renew(e, now)
+			}
+			return fn(e)
+		},
+	})
+	if err != nil {
+		return Entry{}, fmt.Errorf("update %s: %w", key, err)
+	}
+	return e, nil
+}
+
+// Get returns the entry at key.
+func (m *Manager) Get(agentID string, key engine.SessionKey) (Entry, bool, error) {
+	return m.st.Session(agentID, key)
+}
+
+// List returns an agent's entries ("" = every agent), most recent first.
+func (m *Manager) List(agentID string) ([]Keyed, error) {
+	return m.st.Sessions(agentID)
+}
+
+// History returns the current transcript of key.
+func (m *Manager) History(agentID string, key engine.SessionKey) (transcript.Header, []transcript.Entry, error) {
+	e, ok, err := m.st.Session(agentID, key)
+	if err != nil {
+		return transcript.Header{}, nil, err
+	}
+	if !ok {
+		return transcript.Header{}, nil, fmt.Errorf("history of %s: %w", key, ErrNotFound)
+	}
+	return m.st.Transcript(e.SessionID)
+}
+
+// Import reads an OpenClaw transcript and makes it key's current session,
+// keeping the old entry's toggles and overrides. It returns the new entry
+// and the number of transcript entries. Bad input stores nothing.
+func (m *Manager) Import(agentID string, key engine.SessionKey, r io.Reader) (Entry, int, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return Entry{}, 0, err
+	}
+	h, entries, err := transcript.Parse(r)
+	if err != nil {
+		return Entry{}, 0, fmt.Errorf("import into %s: %w", key, err)
+	}
+	now := m.cfg.Now()
+	old, _, err := m.st.Session(agentID, key)
+	if err != nil {
+		return Entry{}, 0, err
+	}
+	e := old
+	renew(&e, now)
+	e.SessionID = h.ID
+	if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
+		e.CreatedAt = t
+	}
+	for _, te := range entries {
+		if te.Type != transcript.EntryMessage {
+			continue
+		}
+		e.Messages++
+		msg := te.Message
+		if msg.Role != engine.RoleAssistant {
+			continue
+		}
+		if u := msg.Usage; u != nil {
+			e.InputTokens += u.Input
+			e.OutputTokens += u.Output
+			e.TotalTokens += u.TotalTokens
+		}
+		if msg.Provider != "" && msg.Model != "" {
+			e.LastModel = msg.Provider + "/" + msg.Model
+		}
+	}
+	if err := m.st.ImportTranscript(agentID, key, h, entries, e); err != nil {
+		return Entry{}, 0, fmt.Errorf("import into %s: %w", key, err)
+	}
+	return e, len(entries), nil
+}
+
+// Interrupted returns every entry whose turn is still open: after a crash,
+// the turns to resume or close.
+func (m *Manager) Interrupted() ([]Keyed, error) {
+	all, err := m.st.Sessions("")
+	if err != nil {
+		return nil, err
+	}
+	var open []Keyed
+	for _, k := range all {
+		if k.Entry.OpenTurn != "" {
+			open = append(open, k)
+		}
+	}
+	return open, nil
+}
+
+// errNoOpenTurn aborts a commit that has nothing to do.
+var errNoOpenTurn = errors.New("no open turn")
+
+// CloseInterrupted closes an open turn with a visible error: an assistant
+// message whose stop reason is error and whose text is note. A key without
+// an open turn is left alone.
+func (m *Manager) CloseInterrupted(agentID string, key engine.SessionKey, note string) error {
+	if err := checkKey(agentID, key); err != nil {
+		return err
+	}
+	now := m.cfg.Now()
+	msg := engine.Message{
+		Role:         engine.RoleAssistant,
+		Content:      []engine.Block{engine.TextBlock(note)},
+		StopReason:   engine.StopError,
+		ErrorMessage: note,
+		Timestamp:    now.UnixMilli(),
+	}
+	_, _, err := m.st.Commit(agentID, key, Commit{
+		Entries: []transcript.Entry{messageEntry(msg, now)},
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				return ErrNotFound
+			}
+			if e.OpenTurn == "" {
+				return errNoOpenTurn
+			}
+			e.OpenTurn = ""
+			e.Messages++
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if errors.Is(err, errNoOpenTurn) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("close interrupted turn in %s: %w", key, err)
+	}
+	return nil
+}
+
+func checkKey(agentID string, key engine.SessionKey) error {
+	if agentID == "" {
+		return errors.New("session: empty agent id")
+	}
+	return key.Valid()
+}

@@ -1,0 +1,797 @@
+// Package transcript reads, writes and interprets OpenClaw session
+// transcripts: the pi-coding-agent session JSONL format, version 3. The first
+// line is a session header; every later line is an entry with an id and a
+// parentId, so a transcript is a tree whose current branch ends at the last
+// entry.
+//
+// The package is pure (no I/O beyond the reader and writer it is given) so the
+// store, the gateway's import/export and the tests share one definition of the
+// format.
+//
+// Choices made where the spec was silent:
+//   - Import→export is lossless as JSON values, not bytes: unknown entry types
+//     and unknown fields are kept in Extra, and a message entry remembers the
+//     raw JSON it was read from and writes it back unchanged unless the
+//     decoded Message was modified. (engine.Message does not model every
+//     field pi writes, e.g. usage.cost, so re-encoding alone would lose data.)
+//   - A user message whose content is a plain string (allowed by pi) is read
+//     as one text block.
+//   - Version 1 files (no ids) are accepted: entries without an id get a
+//     fresh one and are chained in file order, as pi's own migration does.
+//     A header without a version counts as version 1.
+//   - Transcript hygiene in Context: tool calls left without a result get a
+//     synthetic error result ("No result provided") placed after the results
+//     that do exist, also at the very end of the transcript, so a crash
+//     between a tool call and its result never leaves the model a dangling
+//     call and the tool is never re-run behind the user's back; tool results
+//     that answer no pending call (orphans, duplicates) are dropped.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// Version is the transcript format version this package writes.
+const Version = 3
+
+// MaxLineBytes is the longest line Parse accepts.
+const MaxLineBytes = 16 << 20
+
+// TimeLayout is how timestamps are written: RFC 3339 with milliseconds in
+// UTC, like JavaScript's Date.toISOString.
+const TimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// Timestamp formats t as a transcript timestamp.
+func Timestamp(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// Header is the first line of a transcript.
+type Header struct {
+	Type          string // always "session"
+	Version       int
+	ID            string // the session id
+	Timestamp     string
+	Cwd           string
+	ParentSession string
+	// Extra holds fields this package does not know, kept for export.
+	Extra map[string]json.RawMessage
+}
+
+// NewHeader returns a version 3 header for sessionID stamped now.
+func NewHeader(sessionID, cwd string) Header {
+	return Header{Type: "session", Version: Version, ID: sessionID, Timestamp: Timestamp(time.Now()), Cwd: cwd}
+}
+
+var headerKeys = []string{"type", "version", "id", "timestamp", "cwd", "parentSession"}
+
+// MarshalJSON writes the header with its known fields first, then Extra.
+func (h Header) MarshalJSON() ([]byte, error) {
+	var o object
+	typ := h.Type
+	if typ == "" {
+		typ = "session"
+	}
+	o.add("type", typ)
+	o.add("version", h.Version)
+	o.add("id", h.ID)
+	o.add("timestamp", h.Timestamp)
+	o.add("cwd", h.Cwd)
+	if h.ParentSession != "" {
+		o.add("parentSession", h.ParentSession)
+	}
+	o.extra(h.Extra, headerKeys)
+	return o.bytes()
+}
+
+// UnmarshalJSON reads a header, keeping unknown fields in Extra. A missing
+// version reads as 1.
+func (h *Header) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if m == nil {
+		return errors.New("header is null")
+	}
+	var out Header
+	if err := takeFields(m, map[string]any{
+		"type": &out.Type, "version": &out.Version, "id": &out.ID,
+		"timestamp": &out.Timestamp, "cwd": &out.Cwd, "parentSession": &out.ParentSession,
+	}); err != nil {
+		return err
+	}
+	if _, ok := m["version"]; !ok {
+		out.Version = 1
+	}
+	out.Extra = rest(m, headerKeys)
+	*h = out
+	return nil
+}
+
+// EntryType names the kind of a transcript entry.
+type EntryType string
+
+// Entry types pi-coding-agent writes. Others are kept as they are.
+const (
+	EntryMessage             EntryType = "message"
+	EntryCustomMessage       EntryType = "custom_message"
+	EntryCustom              EntryType = "custom"
+	EntryCompaction          EntryType = "compaction"
+	EntryBranchSummary       EntryType = "branch_summary"
+	EntryModelChange         EntryType = "model_change"
+	EntryThinkingLevelChange EntryType = "thinking_level_change"
+	EntryLabel               EntryType = "label"
+)
+
+// Entry is one transcript line after the header. Only the fields of its Type
+// are written; the rest of a read entry is kept in Extra.
+type Entry struct {
+	Type      EntryType
+	ID        string
+	ParentID  string // "" is JSON null: the root of the tree
+	Timestamp string
+
+	// message
+	Message *engine.Message
+
+	// custom_message: CustomType, Content (a string or []engine.Block),
+	// Display, Details. custom: CustomType, Data.
+	CustomType string
+	Content    json.RawMessage
+	Display    bool
+	Data       json.RawMessage
+	Details    json.RawMessage // also on compaction and branch_summary
+
+	// compaction: Summary, FirstKeptEntryID, TokensBefore, Details.
+	// branch_summary: FromID, Summary, Details.
+	Summary          string
+	FirstKeptEntryID string
+	TokensBefore     int
+	FromID           string
+
+	// model_change
+	Provider string
+	ModelID  string
+	// thinking_level_change
+	ThinkingLevel string
+	// label: TargetID, Label ("" clears the label)
+	TargetID string
+	Label    string
+
+	// Extra holds fields this package does not know, and every field of an
+	// entry type it does not know.
+	Extra map[string]json.RawMessage
+
+	// rawMessage is the message JSON as read, written back if Message still
+	// decodes from it unchanged.
+	rawMessage json.RawMessage
+}
+
+// MessageEntry returns a message entry holding m, stamped now. ID and
+// ParentID are left for the store to fill.
+func MessageEntry(m engine.Message) Entry {
+	return Entry{Type: EntryMessage, Timestamp: Timestamp(time.Now()), Message: &m}
+}
+
+// fieldsOf lists the known fields of each entry type besides the common ones.
+var fieldsOf = map[EntryType][]string{
+	EntryMessage:             {"message"},
+	EntryCustomMessage:       {"customType", "content", "display", "details"},
+	EntryCustom:              {"customType", "data"},
+	EntryCompaction:          {"summary", "firstKeptEntryId", "tokensBefore", "details"},
+	EntryBranchSummary:       {"fromId", "summary", "details"},
+	EntryModelChange:         {"provider", "modelId"},
+	EntryThinkingLevelChange: {"thinkingLevel"},
+	EntryLabel:               {"targetId", "label"},
+}
+
+var commonKeys = []string{"type", "id", "parentId", "timestamp"}
+
+// MarshalJSON writes the entry: common fields, its type's fields, then Extra.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	var o object
+	o.add("type", e.Type)
+	o.add("id", e.ID)
+	if e.ParentID == "" {
+		o.raw("parentId", json.RawMessage("null"))
+	} else {
+		o.add("parentId", e.ParentID)
+	}
+	o.add("timestamp", e.Timestamp)
+	switch e.Type {
+	case EntryMessage:
+		if e.Message == nil {
+			return nil, fmt.Errorf("message entry %s has no message", e.ID)
+		}
+		if raw := e.rawMessage; raw != nil {
+			if m, err := decodeMessage(raw); err == nil && reflect.DeepEqual(m, *e.Message) {
+				o.raw("message", raw)
+				break
+			}
+		}
+		o.add("message", e.Message)
+	case EntryCustomMessage:
+		o.add("customType", e.CustomType)
+		o.raw("content", orNull(e.Content))
+		o.add("display", e.Display)
+		o.rawOpt("details", e.Details)
+	case EntryCustom:
+		o.add("customType", e.CustomType)
+		o.rawOpt("data", e.Data)
+	case EntryCompaction:
+		o.add("summary", e.Summary)
+		o.add("firstKeptEntryId", e.FirstKeptEntryID)
+		o.add("tokensBefore", e.TokensBefore)
+		o.rawOpt("details", e.Details)
+	case EntryBranchSummary:
+		o.add("fromId", e.FromID)
+		o.add("summary", e.Summary)
+		o.rawOpt("details", e.Details)
+	case EntryModelChange:
+		o.add("provider", e.Provider)
+		o.add("modelId", e.ModelID)
+	case EntryThinkingLevelChange:
+		o.add("thinkingLevel", e.ThinkingLevel)
+	case EntryLabel:
+		o.add("targetId", e.TargetID)
+		if e.Label != "" {
+			o.add("label", e.Label)
+		}
+	}
+	o.extra(e.Extra, append(commonKeys, fieldsOf[e.Type]...))
+	return o.bytes()
+}
+
+// UnmarshalJSON reads an entry, keeping unknown fields in Extra. It checks
+// field types but not the tree; Parse does that.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	if m == nil {
+		return errors.New("entry is null")
+	}
+	var out Entry
+	var parent *string
+	if err := takeFields(m, map[string]any{
+		"type": &out.Type, "id": &out.ID, "parentId": &parent, "timestamp": &out.Timestamp,
+	}); err != nil {
+		return err
+	}
+	if parent != nil {
+		out.ParentID = *parent
+	}
+	var fields map[string]any
+	switch out.Type {
+	case EntryMessage:
+		raw, ok := m["message"]
+		if !ok || string(raw) == "null" {
+			return errors.New("message entry has no message")
+		}
+		msg, err := decodeMessage(raw)
+		if err != nil {
+			return fmt.Errorf("message: %w", err)
+		}
+		out.Message = &msg
+		out.rawMessage = raw // a private copy made by json.Unmarshal
+	case EntryCustomMessage:
+		fields = map[string]any{"customType": &out.CustomType, "content": &out.Content, "display": &out.Display, "details": &out.Details}
+	case EntryCustom:
+		fields = map[string]any{"customType": &out.CustomType, "data": &out.Data}
+	case EntryCompaction:
+		fields = map[string]any{"summary": &out.Summary, "firstKeptEntryId": &out.FirstKeptEntryID, "tokensBefore": &out.TokensBefore, "details": &out.Details}
+	case EntryBranchSummary:
+		fields = map[string]any{"fromId": &out.FromID, "summary": &out.Summary, "details": &out.Details}
+	case EntryModelChange:
+		fields = map[string]any{"provider": &out.Provider, "modelId": &out.ModelID}
+	case EntryThinkingLevelChange:
+		fields = map[string]any{"thinkingLevel": &out.ThinkingLevel}
+	case EntryLabel:
+		fields = map[string]any{"targetId": &out.TargetID, "label": &out.Label}
+	}
+	if err := takeFields(m, fields); err != nil {
+		return err
+	}
+	// Raw values are copies already (json.Unmarshal copies into
+	// json.RawMessage); they are compacted when written.
+	out.Extra = rest(m, append(commonKeys, fieldsOf[out.Type]...))
+	*e = out
+	return nil
+}
+
+// decodeMessage decodes a message, reading a string content as one text
+// block.
+func decodeMessage(raw json.RawMessage) (engine.Message, error) {
+	var msg engine.Message
+	err := json.Unmarshal(raw, &msg)
+	var te *json.UnmarshalTypeError
+	if err == nil || !errors.As(err, &te) || te.Field != "content" || te.Value != "string" {
+		return msg, typeError(err)
+	}
+	// pi allows a plain string as content; decode the rest without it.
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return engine.Message{}, err
+	}
+	var s string
+	if err := json.Unmarshal(m["content"], &s); err != nil {
+		return engine.Message{}, fmt.Errorf("content: %w", err)
+	}
+	delete(m, "content")
+	b, err := json.Marshal(m)
+	if err != nil {
+		return engine.Message{}, err
+	}
+	msg = engine.Message{}
+	if err := json.Unmarshal(b, &msg); err != nil {
+		return engine.Message{}, typeError(err)
+	}
+	msg.Content = []engine.Block{engine.TextBlock(s)}
+	return msg, nil
+}
+
+// Parse reads a whole transcript. It checks that the header comes first,
+// that ids are unique and that every parentId names an earlier entry, so a
+// transcript that parses is a well-formed tree. Errors name the line.
+func Parse(r io.Reader) (Header, []Entry, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
+	var (
+		h       Header
+		entries []Entry
+		seen    = map[string]bool{}
+		line    int
+		gotHead bool
+	)
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		if !gotHead {
+			if err := json.Unmarshal(b, &h); err != nil {
+				return Header{}, nil, fmt.Errorf("line %d: header: %w", line, err)
+			}
+			if h.Type != "session" {
+				return Header{}, nil, fmt.Errorf("line %d: first line must be the session header (type \"session\"), got type %q", line, h.Type)
+			}
+			if h.Version < 1 || h.Version > Version {
+				return Header{}, nil, fmt.Errorf("line %d: unsupported transcript version %d (want 1..%d)", line, h.Version, Version)
+			}
+			if h.ID == "" {
+				return Header{}, nil, fmt.Errorf("line %d: header has no session id", line)
+			}
+			gotHead = true
+			continue
+		}
+		var e Entry
+		if err := json.Unmarshal(b, &e); err != nil {
+			return Header{}, nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if e.Type == "" {
+			return Header{}, nil, fmt.Errorf("line %d: entry has no type", line)
+		}
+		if e.Type == "session" {
+			return Header{}, nil, fmt.Errorf("line %d: a second session header", line)
+		}
+		if e.ID == "" && h.Version == 1 {
+			// Version 1 had no tree: chain entries in file order.
+			e.ID = uniqueID(seen)
+			if n := len(entries); n > 0 {
+				e.ParentID = entries[n-1].ID
+			}
+		}
+		if err := checkEntry(e, seen); err != nil {
+			return Header{}, nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		seen[e.ID] = true
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return Header{}, nil, fmt.Errorf("line %d: longer than %d bytes", line+1, MaxLineBytes)
+		}
+		return Header{}, nil, fmt.Errorf("line %d: %w", line+1, err)
+	}
+	if !gotHead {
+		return Header{}, nil, errors.New("line 1: empty transcript: no session header")
+	}
+	return h, entries, nil
+}
+
+// checkEntry validates e against the ids seen so far.
+func checkEntry(e Entry, seen map[string]bool) error {
+	if e.ID == "" {
+		return fmt.Errorf("%s entry has no id", e.Type)
+	}
+	if seen[e.ID] {
+		return fmt.Errorf("duplicate entry id %q", e.ID)
+	}
+	if e.ParentID != "" && !seen[e.ParentID] {
+		return fmt.Errorf("entry %s: parentId %q names no earlier entry", e.ID, e.ParentID)
+	}
+	switch e.Type {
+	case EntryMessage:
+		switch e.Message.Role {
+		case engine.RoleUser, engine.RoleAssistant, engine.RoleToolResult:
+		default:
+			return fmt.Errorf("entry %s: message role %q is not user, assistant or toolResult", e.ID, e.Message.Role)
+		}
+	case EntryCustomMessage:
+		if _, err := contentBlocks(e.Content); err != nil {
+			return fmt.Errorf("entry %s: content: %w", e.ID, err)
+		}
+	}
+	return nil
+}
+
+// CheckAppend validates entries appended to a transcript whose ids are in
+// seen (which it extends). The store uses it so the tree stays well formed.
+func CheckAppend(seen map[string]bool, entries ...Entry) error {
+	for _, e := range entries {
+		if e.Type == "" {
+			return fmt.Errorf("entry %s has no type", e.ID)
+		}
+		if e.Type == EntryMessage && e.Message == nil {
+			return fmt.Errorf("message entry %s has no message", e.ID)
+		}
+		if err := checkEntry(e, seen); err != nil {
+			return err
+		}
+		seen[e.ID] = true
+	}
+	return nil
+}
+
+// Write writes h and entries as JSONL, one object a line.
+func Write(w io.Writer, h Header, entries []Entry) error {
+	bw := bufio.NewWriter(w)
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	bw.Write(b)
+	bw.WriteByte('\n')
+	for _, e := range entries {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return fmt.Errorf("entry %s: %w", e.ID, err)
+		}
+		bw.Write(b)
+		bw.WriteByte('\n')
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write transcript: %w", err)
+	}
+	return nil
+}
+
+// NewID returns a fresh entry id: 8 lowercase hex digits.
+func NewID() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// uniqueID returns a NewID not in seen.
+func uniqueID(seen map[string]bool) string {
+	for {
+		if id := NewID(); !seen[id] {
+			return id
+		}
+	}
+}
+
+// NewSessionID returns a random UUID (version 4).
+func NewSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Path returns the entries from the root to leafID, following parentId. It
+// returns nil if leafID is not among entries.
+func Path(entries []Entry, leafID string) []Entry {
+	byID := make(map[string]int, len(entries))
+	for i, e := range entries {
+		byID[e.ID] = i
+	}
+	var path []Entry
+	id := leafID
+	for id != "" && len(path) <= len(entries) {
+		i, ok := byID[id]
+		if !ok {
+			break
+		}
+		path = append(path, entries[i])
+		id = entries[i].ParentID
+	}
+	slices.Reverse(path)
+	return path
+}
+
+// Prefixes and suffixes of the user messages that carry summaries, as pi
+// writes them.
+const (
+	CompactionSummaryPrefix = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
+	CompactionSummarySuffix = "\n</summary>"
+	BranchSummaryPrefix     = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n"
+	BranchSummarySuffix     = "</summary>"
+	// MissingToolResult is the text of a synthetic result for a tool call
+	// that has none.
+	MissingToolResult = "No result provided"
+)
+
+// Context rebuilds the model context for the next turn from a transcript:
+// the branch ending at the last entry, from the latest compaction on (its
+// summary first), with transcript hygiene applied to tool calls.
+func Context(entries []Entry) []engine.Message {
+	if len(entries) == 0 {
+		return nil
+	}
+	path := Path(entries, entries[len(entries)-1].ID)
+	compaction := -1
+	for i, e := range path {
+		if e.Type == EntryCompaction {
+			compaction = i
+		}
+	}
+	var msgs []engine.Message
+	if compaction < 0 {
+		for _, e := range path {
+			msgs = appendContext(msgs, e)
+		}
+		return hygiene(msgs)
+	}
+	c := path[compaction]
+	msgs = append(msgs, summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp))
+	kept := false
+	for _, e := range path[:compaction] {
+		if e.ID == c.FirstKeptEntryID {
+			kept = true
+		}
+		if kept {
+			msgs = appendContext(msgs, e)
+		}
+	}
+	for _, e := range path[compaction+1:] {
+		msgs = appendContext(msgs, e)
+	}
+	return hygiene(msgs)
+}
+
+// appendContext appends what e contributes to the model context.
+func appendContext(msgs []engine.Message, e Entry) []engine.Message {
+	switch e.Type {
+	case EntryMessage:
+		if e.Message != nil {
+			msgs = append(msgs, *e.Message)
+		}
+	case EntryCustomMessage:
+		blocks, err := contentBlocks(e.Content)
+		if err == nil {
+			msgs = append(msgs, engine.Message{Role: engine.RoleUser, Content: blocks, Timestamp: millis(e.Timestamp)})
+		}
+	case EntryBranchSummary:
+		if e.Summary != "" {
+			msgs = append(msgs, summaryMessage(BranchSummaryPrefix+e.Summary+BranchSummarySuffix, e.Timestamp))
+		}
+	}
+	return msgs
+}
+
+func summaryMessage(text, ts string) engine.Message {
+	return engine.Message{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock(text)}, Timestamp: millis(ts)}
+}
+
+// contentBlocks reads custom_message content: a string or a block list.
+func contentBlocks(raw json.RawMessage) ([]engine.Block, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, errors.New("missing")
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, err
+		}
+		return []engine.Block{engine.TextBlock(s)}, nil
+	}
+	var blocks []engine.Block
+	if err := json.Unmarshal(raw, &blocks); err != nil {
+		return nil, errors.New("want a string or a list of content blocks")
+	}
+	return blocks, nil
+}
+
+// hygiene pairs tool calls with results: a call without a result gets a
+// synthetic error result after the results that exist; a result that
+// answers no pending call is dropped.
+func hygiene(in []engine.Message) []engine.Message {
+	out := make([]engine.Message, 0, len(in))
+	var pending []engine.ToolCall // calls of the latest assistant message still unanswered
+	var ts int64
+	flush := func() {
+		for _, c := range pending {
+			out = append(out, engine.Message{
+				Role:       engine.RoleToolResult,
+				Content:    []engine.Block{engine.TextBlock(MissingToolResult)},
+				ToolCallID: c.ID,
+				ToolName:   c.Name,
+				IsError:    true,
+				Timestamp:  ts,
+			})
+		}
+		pending = nil
+	}
+	for _, m := range in {
+		switch m.Role {
+		case engine.RoleToolResult:
+			i := slices.IndexFunc(pending, func(c engine.ToolCall) bool { return c.ID == m.ToolCallID })
+			if i < 0 {
+				continue
+			}
+			pending = slices.Delete(pending, i, i+1)
+			out = append(out, m)
+		case engine.RoleAssistant:
+			flush()
+			out = append(out, m)
+			pending = m.ToolCalls()
+			ts = m.Timestamp
+		default:
+			flush()
+			out = append(out, m)
+		}
+	}
+	flush()
+	return out
+}
+
+// millis converts a transcript timestamp to Unix milliseconds, 0 if it does
+// not parse.
+func millis(ts string) int64 {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// object builds a JSON object with keys in insertion order.
+type object struct {
+	buf bytes.Buffer
+	err error
+}
+
+func (o *object) key(k string) {
+	if o.buf.Len() == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	kb, _ := json.Marshal(k)
+	o.buf.Write(kb)
+	o.buf.WriteByte(':')
+}
+
+func (o *object) add(k string, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		if o.err == nil {
+			o.err = fmt.Errorf("%s: %w", k, err)
+		}
+		return
+	}
+	o.key(k)
+	o.buf.Write(b)
+}
+
+func (o *object) raw(k string, v json.RawMessage) {
+	if !json.Valid(v) {
+		if o.err == nil {
+			o.err = fmt.Errorf("%s: invalid JSON", k)
+		}
+		return
+	}
+	o.key(k)
+	json.Compact(&o.buf, v)
+}
+
+func (o *object) rawOpt(k string, v json.RawMessage) {
+	if len(v) > 0 {
+		o.raw(k, v)
+	}
+}
+
+// extra adds the fields of m not in known, sorted by key.
+func (o *object) extra(m map[string]json.RawMessage, known []string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if !slices.Contains(known, k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		o.raw(k, m[k])
+	}
+}
+
+func (o *object) bytes() ([]byte, error) {
+	if o.err != nil {
+		return nil, o.err
+	}
+	if o.buf.Len() == 0 {
+		o.buf.WriteByte('{')
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes(), nil
+}
+
+// takeFields decodes the named fields of m into their targets. A JSON null
+// leaves the target at its zero value.
+func takeFields(m map[string]json.RawMessage, fields map[string]any) error {
+	for k, dst := range fields {
+		raw, ok := m[k]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		if err := json.Unmarshal(raw, dst); err != nil {
+			return fmt.Errorf("field %q: %w", k, typeError(err))
+		}
+	}
+	return nil
+}
+
+func typeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field != "" {
+			return fmt.Errorf("%s: want %s, got a JSON %s", te.Field, te.Type, te.Value)
+		}
+		return fmt.Errorf("want %s, got a JSON %s", te.Type, te.Value)
+	}
+	return err
+}
+
+// rest returns the fields of m not in known, or nil.
+func rest(m map[string]json.RawMessage, known []string) map[string]json.RawMessage {
+	var out map[string]json.RawMessage
+	for k, v := range m {
+		if slices.Contains(known, k) {
+			continue
+		}
+		if out == nil {
+			out = map[string]json.RawMessage{}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func orNull(raw json.RawMessage) json.RawMessage {
+	if len(strings.TrimSpace(string(raw))) == 0 {
+		return json.RawMessage("null")
+	}
+	return raw
+}
