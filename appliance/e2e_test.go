@@ -64,8 +64,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"waitgw":  cmdWaitGateway,
-			"jsonleq": cmdJSONLinesEqual,
+			"waitgw":   cmdWaitGateway,
+			"jsonleq":  cmdJSONLinesEqual,
 			"waitreqs": cmdWaitRequests,
 		},
 	})

@@ -129,6 +129,14 @@ type Store interface {
 	ImportTranscript(agentID string, key engine.SessionKey, h transcript.Header, entries []transcript.Entry, e Entry) error
 }
 
+// TranscriptViewer is an optional Store extension that lends a transcript
+// without copying it; Manager uses it to rebuild the context of a turn
+// (copying a long transcript on every message is most of that cost). fn
+// must neither modify nor retain entries.
+type TranscriptViewer interface {
+	ViewTranscript(sessionID string, fn func(transcript.Header, []transcript.Entry) error) error
+}
+
 // Commit is one atomic change to a session: see Store.Commit.
 type Commit struct {
 	DedupKey string
@@ -251,17 +259,43 @@ func (m *Manager) beginTurn(agentID string, key engine.SessionKey, meta Meta, de
 	if err != nil {
 		return Turn{}, err
 	}
-	_, entries, err := m.st.Transcript(e.SessionID)
+	history, err := m.context(e.SessionID)
 	if err != nil {
-		return Turn{}, fmt.Errorf("read transcript: %w", err)
+		return Turn{}, err
 	}
 	return Turn{
 		Entry:      e,
 		SessionID:  e.SessionID,
 		NewSession: isNew,
 		InboundID:  inbound.ID,
-		History:    transcript.Context(entries),
+		History:    history,
 	}, nil
+}
+
+// context rebuilds the model context of a transcript.
+func (m *Manager) context(sessionID string) ([]engine.Message, error) {
+	var msgs []engine.Message
+	build := func(_ transcript.Header, entries []transcript.Entry) error {
+		msgs = transcript.Context(entries) // shares nothing with entries
+		return nil
+	}
+	var err error
+	if v, ok := m.st.(TranscriptViewer); ok {
+		err = v.ViewTranscript(sessionID, build)
+	} else {
+		var (
+			h       transcript.Header
+			entries []transcript.Entry
+		)
+		h, entries, err = m.st.Transcript(sessionID)
+		if err == nil {
+			err = build(h, entries)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transcript: %w", err)
+	}
+	return msgs, nil
 }
 
 // renew starts a new session id in e, keeping toggles and overrides.

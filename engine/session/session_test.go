@@ -557,3 +557,36 @@ func TestConcurrentSessions(t *testing.T) {
 		}
 	})
 }
+
+// BeginTurn on a session whose transcript holds 1,000 entries, over the
+// real store: the session part of the per-message pipeline overhead
+// (commit with two fsyncs, transcript read, context rebuild).
+func BenchmarkBeginTurn1000(b *testing.B) {
+	db, err := bolt.Open(filepath.Join(b.TempDir(), "state.db"), bolt.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	m := session.NewManager(db, session.Config{DailyResetHour: -1})
+	if _, err := m.BeginTurn(agent, key, session.Meta{}, "", engine.UserText("first")); err != nil {
+		b.Fatal(err)
+	}
+	for i := range 10 {
+		msgs := make([]engine.Message, 0, 100)
+		for j := range 100 {
+			if j == 99 && i == 9 {
+				break
+			}
+			msgs = append(msgs, engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock(strings.Repeat("lorem ipsum ", 20))}})
+		}
+		if _, err := m.Append(agent, key, msgs...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		turn, err := m.BeginTurn(agent, key, session.Meta{}, "", engine.UserText("hello"))
+		if err != nil || len(turn.History) < 1000 {
+			b.Fatal(len(turn.History), err)
+		}
+	}
+}

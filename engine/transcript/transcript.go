@@ -424,16 +424,33 @@ func checkEntry(e Entry, seen map[string]bool) error {
 	if e.ParentID != "" && !seen[e.ParentID] {
 		return fmt.Errorf("entry %s: parentId %q names no earlier entry", e.ID, e.ParentID)
 	}
+	if err := e.Check(); err != nil {
+		return fmt.Errorf("entry %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Check validates the fields of e that do not depend on other entries: a
+// type, a message with a known role, custom_message content that is a
+// string or a block list.
+func (e *Entry) Check() error {
 	switch e.Type {
+	case "":
+		return errors.New("entry has no type")
+	case "session":
+		return errors.New("entry of type session (a second header)")
 	case EntryMessage:
+		if e.Message == nil {
+			return errors.New("message entry has no message")
+		}
 		switch e.Message.Role {
 		case engine.RoleUser, engine.RoleAssistant, engine.RoleToolResult:
 		default:
-			return fmt.Errorf("entry %s: message role %q is not user, assistant or toolResult", e.ID, e.Message.Role)
+			return fmt.Errorf("message role %q is not user, assistant or toolResult", e.Message.Role)
 		}
 	case EntryCustomMessage:
 		if _, err := contentBlocks(e.Content); err != nil {
-			return fmt.Errorf("entry %s: content: %w", e.ID, err)
+			return fmt.Errorf("content: %w", err)
 		}
 	}
 	return nil
@@ -443,12 +460,6 @@ func checkEntry(e Entry, seen map[string]bool) error {
 // seen (which it extends). The store uses it so the tree stays well formed.
 func CheckAppend(seen map[string]bool, entries ...Entry) error {
 	for _, e := range entries {
-		if e.Type == "" {
-			return fmt.Errorf("entry %s has no type", e.ID)
-		}
-		if e.Type == EntryMessage && e.Message == nil {
-			return fmt.Errorf("message entry %s has no message", e.ID)
-		}
 		if err := checkEntry(e, seen); err != nil {
 			return err
 		}
@@ -509,22 +520,36 @@ func NewSessionID() string {
 // Path returns the entries from the root to leafID, following parentId. It
 // returns nil if leafID is not among entries.
 func Path(entries []Entry, leafID string) []Entry {
-	byID := make(map[string]int, len(entries))
-	for i, e := range entries {
-		byID[e.ID] = i
+	idx := pathIndex(entries, leafID)
+	if idx == nil {
+		return nil
 	}
-	var path []Entry
+	path := make([]Entry, len(idx))
+	for i, j := range idx {
+		path[i] = entries[j]
+	}
+	return path
+}
+
+// pathIndex returns the indexes in entries of the path from the root to
+// leafID.
+func pathIndex(entries []Entry, leafID string) []int {
+	byID := make(map[string]int, len(entries))
+	for i := range entries {
+		byID[entries[i].ID] = i
+	}
+	var idx []int
 	id := leafID
-	for id != "" && len(path) <= len(entries) {
+	for id != "" && len(idx) <= len(entries) {
 		i, ok := byID[id]
 		if !ok {
 			break
 		}
-		path = append(path, entries[i])
+		idx = append(idx, i)
 		id = entries[i].ParentID
 	}
-	slices.Reverse(path)
-	return path
+	slices.Reverse(idx)
+	return idx
 }
 
 // Prefixes and suffixes of the user messages that carry summaries, as pi
@@ -541,48 +566,55 @@ const (
 
 // Context rebuilds the model context for the next turn from a transcript:
 // the branch ending at the last entry, from the latest compaction on (its
-// summary first), with transcript hygiene applied to tool calls.
+// summary first), with transcript hygiene applied to tool calls. The
+// messages own their content: editing them leaves entries unchanged.
 func Context(entries []Entry) []engine.Message {
 	if len(entries) == 0 {
 		return nil
 	}
-	path := Path(entries, entries[len(entries)-1].ID)
+	path := pathIndex(entries, entries[len(entries)-1].ID)
 	compaction := -1
-	for i, e := range path {
-		if e.Type == EntryCompaction {
+	for i, j := range path {
+		if entries[j].Type == EntryCompaction {
 			compaction = i
 		}
 	}
-	var msgs []engine.Message
+	msgs := make([]engine.Message, 0, len(path)+1)
 	if compaction < 0 {
-		for _, e := range path {
-			msgs = appendContext(msgs, e)
+		for _, j := range path {
+			msgs = appendContext(msgs, &entries[j])
 		}
 		return hygiene(msgs)
 	}
-	c := path[compaction]
+	c := &entries[path[compaction]]
 	msgs = append(msgs, summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp))
 	kept := false
-	for _, e := range path[:compaction] {
-		if e.ID == c.FirstKeptEntryID {
+	for _, j := range path[:compaction] {
+		if entries[j].ID == c.FirstKeptEntryID {
 			kept = true
 		}
 		if kept {
-			msgs = appendContext(msgs, e)
+			msgs = appendContext(msgs, &entries[j])
 		}
 	}
-	for _, e := range path[compaction+1:] {
-		msgs = appendContext(msgs, e)
+	for _, j := range path[compaction+1:] {
+		msgs = appendContext(msgs, &entries[j])
 	}
 	return hygiene(msgs)
 }
 
 // appendContext appends what e contributes to the model context.
-func appendContext(msgs []engine.Message, e Entry) []engine.Message {
+func appendContext(msgs []engine.Message, e *Entry) []engine.Message {
 	switch e.Type {
 	case EntryMessage:
 		if e.Message != nil {
-			msgs = append(msgs, *e.Message)
+			m := *e.Message
+			m.Content = slices.Clone(m.Content)
+			if m.Usage != nil {
+				u := *m.Usage
+				m.Usage = &u
+			}
+			msgs = append(msgs, m)
 		}
 	case EntryCustomMessage:
 		blocks, err := contentBlocks(e.Content)
@@ -625,7 +657,10 @@ func contentBlocks(raw json.RawMessage) ([]engine.Block, error) {
 // synthetic error result after the results that exist; a result that
 // answers no pending call is dropped.
 func hygiene(in []engine.Message) []engine.Message {
-	out := make([]engine.Message, 0, len(in))
+	if paired(in) {
+		return in // the common case: nothing to repair, nothing to copy
+	}
+	out := make([]engine.Message, 0, len(in)+1)
 	var pending []engine.ToolCall // calls of the latest assistant message still unanswered
 	var ts int64
 	flush := func() {
@@ -662,6 +697,35 @@ func hygiene(in []engine.Message) []engine.Message {
 	}
 	flush()
 	return out
+}
+
+// paired reports whether every tool call in msgs is answered exactly once,
+// right after its assistant message, and every result answers a call.
+func paired(msgs []engine.Message) bool {
+	var pending []string
+	for i := range msgs {
+		m := &msgs[i]
+		switch m.Role {
+		case engine.RoleToolResult:
+			j := slices.Index(pending, m.ToolCallID)
+			if j < 0 {
+				return false
+			}
+			pending = slices.Delete(pending, j, j+1)
+		default:
+			if len(pending) > 0 {
+				return false
+			}
+			if m.Role == engine.RoleAssistant {
+				for _, b := range m.Content {
+					if b.Type == engine.BlockToolCall {
+						pending = append(pending, b.ID)
+					}
+				}
+			}
+		}
+	}
+	return len(pending) == 0
 }
 
 // millis converts a transcript timestamp to Unix milliseconds, 0 if it does

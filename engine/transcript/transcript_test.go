@@ -195,7 +195,7 @@ func TestIDs(t *testing.T) {
 	if id := NewSessionID(); !uuid.MatchString(id) {
 		t.Errorf("NewSessionID() = %q", id)
 	}
-	if NewSessionID() == NewSessionID() {
+	if a, b := NewSessionID(), NewSessionID(); a == b {
 		t.Error("two session ids are equal")
 	}
 }

@@ -42,7 +42,10 @@ import (
 	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
-var _ session.Store = (*DB)(nil)
+var (
+	_ session.Store            = (*DB)(nil)
+	_ session.TranscriptViewer = (*DB)(nil)
+)
 
 // Bucket and key names.
 var (
@@ -371,11 +374,8 @@ func appendEntries(b *bbolt.Bucket, entries []transcript.Entry, keepRoots bool) 
 		} else if !has(e.ParentID) {
 			return nil, fmt.Errorf("entry %s: parentId %q names no entry of the transcript", e.ID, e.ParentID)
 		}
-		if e.Type == "" {
-			return nil, fmt.Errorf("entry %s has no type", e.ID)
-		}
-		if e.Type == transcript.EntryMessage && e.Message == nil {
-			return nil, fmt.Errorf("message entry %s has no message", e.ID)
+		if err := e.Check(); err != nil {
+			return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 		}
 		v, err := json.Marshal(e)
 		if err != nil {
@@ -425,6 +425,32 @@ func (db *DB) Transcript(sessionID string) (transcript.Header, []transcript.Entr
 		return transcript.Header{}, nil, fmt.Errorf("transcript %s: %w", sessionID, err)
 	}
 	return h, entries, nil
+}
+
+// ViewTranscript calls fn with the transcript of sessionID without copying
+// it (session.TranscriptViewer): fn must neither modify nor retain entries.
+// fn runs outside the database transaction.
+func (db *DB) ViewTranscript(sessionID string, fn func(transcript.Header, []transcript.Entry) error) error {
+	var (
+		h       transcript.Header
+		entries []transcript.Entry
+	)
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket(bucketTranscripts).Bucket([]byte(sessionID))
+		if b == nil || sessionID == "" {
+			return session.ErrNotFound
+		}
+		if err := json.Unmarshal(b.Get(keyHeader), &h); err != nil {
+			return fmt.Errorf("header: %w", err)
+		}
+		var err error
+		entries, _, err = db.cache.snapshot(sessionID, b)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("transcript %s: %w", sessionID, err)
+	}
+	return fn(h, entries)
 }
 
 // decodeAfter decodes the entries of b with a sequence above after, and

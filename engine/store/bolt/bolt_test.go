@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/bbolt"
+
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/transcript"
@@ -157,6 +159,16 @@ func TestCommitAtomic(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "names no entry") {
 		t.Fatalf("bad parent err = %v", err)
+	}
+	for _, bad := range []transcript.Entry{
+		{Type: transcript.EntryCustomMessage, CustomType: "x"}, // no content
+		{Type: transcript.EntryMessage},                        // no message
+		{Type: transcript.EntryMessage, Message: &engine.Message{Role: "system"}},
+		{CustomType: "no type"},
+	} {
+		if _, _, err := db.Commit(agent, key, session.Commit{Update: setSession("s1"), Entries: []transcript.Entry{bad}}); err == nil {
+			t.Errorf("bad entry %+v accepted", bad)
+		}
 	}
 	_, entries, _ := db.Transcript("s1")
 	e, _, _ := db.Session(agent, key)
@@ -492,20 +504,24 @@ func TestTranscriptCache(t *testing.T) {
 }
 
 // A reader whose transaction predates the cached copy gets its own view.
+// (A second database stands in for the older snapshot: holding a read
+// transaction open across a commit can deadlock bbolt's remap.)
 func TestTranscriptCacheOlderSnapshot(t *testing.T) {
 	db, _ := openTemp(t)
-	fillTranscript(t, db, "s", 5)
-	tx, err := db.db.Begin(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback()
-	fillTranscript(t, db, "s", 3)
+	fillTranscript(t, db, "s", 8)
 	if _, entries, _ := db.Transcript("s"); len(entries) != 8 {
 		t.Fatalf("%d entries, want 8", len(entries))
 	}
-	old, err := db.cache.read("s", tx.Bucket(bucketTranscripts).Bucket([]byte("s")))
-	if err != nil || len(old) != 5 {
-		t.Fatalf("old snapshot: %d entries, %v", len(old), err)
+	older, _ := openTemp(t)
+	fillTranscript(t, older, "s", 5)
+	err := older.db.View(func(tx *bbolt.Tx) error {
+		old, err := db.cache.read("s", tx.Bucket(bucketTranscripts).Bucket([]byte("s")))
+		if err != nil || len(old) != 5 {
+			t.Errorf("old snapshot: %d entries, %v", len(old), err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

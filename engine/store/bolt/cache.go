@@ -40,10 +40,22 @@ func newCache(max int) *cache {
 // read returns a copy of the entries of transcript bucket b of id, decoding
 // what the cache lacks. It runs inside the caller's read transaction.
 func (c *cache) read(id string, b *bbolt.Bucket) ([]transcript.Entry, error) {
+	entries, shared, err := c.snapshot(id, b)
+	if err != nil || !shared {
+		return entries, err
+	}
+	return copyEntries(entries), nil
+}
+
+// snapshot returns the entries of transcript bucket b of id, and whether
+// they are the cache's own (shared: read-only). Cached slices are only ever
+// appended to past every snapshot's length, so a snapshot stays valid
+// without the lock.
+func (c *cache) snapshot(id string, b *bbolt.Bucket) (entries []transcript.Entry, shared bool, err error) {
 	seq := b.Sequence()
 	if c.max < 0 {
 		entries, _, err := decodeAfter(b, 0)
-		return entries, err
+		return entries, false, err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,10 +68,10 @@ func (c *cache) read(id string, b *bbolt.Bucket) ([]transcript.Entry, error) {
 			// contiguous (one per entry, rolled back with their
 			// transaction), so the first seq entries are its transcript.
 			if uint64(len(it.entries)) == it.seq {
-				return copyEntries(it.entries[:seq]), nil
+				return it.entries[:seq:seq], true, nil
 			}
 			entries, _, err := decodeAfter(b, 0)
-			return entries, err
+			return entries, false, err
 		}
 	}
 	if it == nil {
@@ -70,16 +82,17 @@ func (c *cache) read(id string, b *bbolt.Bucket) ([]transcript.Entry, error) {
 		more, size, err := decodeAfter(b, it.seq)
 		if err != nil {
 			c.remove(c.items[id])
-			return nil, err
+			return nil, false, err
 		}
 		it.entries = append(it.entries, more...)
 		it.seq = seq
 		it.size += size
 		c.size += size
 	}
-	out := copyEntries(it.entries)
+	n := len(it.entries)
+	entries = it.entries[:n:n]
 	c.evict()
-	return out, nil
+	return entries, true, nil
 }
 
 // evict drops least recently used transcripts until the cache fits.

@@ -1,5 +1,7 @@
 package anthropictest
 
+//lint:file-ignore ST1005 these are the provider's own error texts, sent on the wire as the real API words them
+
 import (
 	"encoding/json"
 	"fmt"

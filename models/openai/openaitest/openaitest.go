@@ -1,6 +1,8 @@
 // Package openaitest is a loopback server that speaks the OpenAI chat
 // completions wire format (streaming SSE and plain JSON), for tests of any
 // package that talks to an OpenAI-compatible model, and for the fakeopenai
+
+//lint:file-ignore ST1005 these are the provider's own error texts, sent on the wire as the real API words them
 // binary. It serves scripted replies in order, then echoes.
 //
 // It checks requests the way the real API does — a messages array, known
