@@ -182,7 +182,7 @@ func (m *Main) Run(ctx context.Context) error {
 	defAgent := ags[0]
 	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
 	if defAgent.Model == "" {
-		log.Warn("no model configured: " + strings.ReplaceAll(gateway.NoModelHelp, "\n", " "))
+		log.Warn(strings.Join(strings.Fields(gateway.NoModelHelp), " "))
 	}
 	if m.Ready != nil {
 		m.Ready(m)

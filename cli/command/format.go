@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/prompt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -244,6 +245,14 @@ func historyText(raw json.RawMessage) string {
 				line += ": " + clip(p, maxPreview)
 			}
 			return line
+		}
+		if m.Role == string(engine.RoleUser) {
+			// The gateway's metadata envelope is for the model, not for people.
+			for i := range bs {
+				if bs[i].Type == engine.BlockText {
+					bs[i].Text = prompt.StripInbound(bs[i].Text)
+				}
+			}
 		}
 		return m.Role + ": " + blocksText(bs)
 	case "custom_message":

@@ -282,11 +282,11 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 		ref = t.Entry.ModelOverride
 	}
 	if ref == "" {
-		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp}, emit)
+		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp})
 	}
 	model, info, err := g.cfg.Models.Resolve(ref)
 	if err != nil {
-		return nil, g.failTurn(ag, key, res, err, emit)
+		return nil, g.failTurn(ag, key, res, err)
 	}
 	res.Model = info.Ref
 
@@ -298,7 +298,7 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 	set := tool.NewSet(g.cfg.Tools, ag.Allowed, env, tool.TruncateConfig{ContextWindow: info.ContextWindow})
 	p, err := prompt.Build(g.promptParams(ag, key, info, thinking, set.Specs()))
 	if err != nil {
-		return nil, g.failTurn(ag, key, res, fmt.Errorf("build the system prompt: %w", err), emit)
+		return nil, g.failTurn(ag, key, res, fmt.Errorf("build the system prompt: %w", err))
 	}
 	maxTokens := ag.MaxTokens
 	if maxTokens == 0 {
@@ -357,7 +357,7 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 			if engine.KindOf(err) == engine.ErrAborted && turnCtx.Err() == context.DeadlineExceeded {
 				err = &engine.ModelError{Kind: engine.ErrTimeout, Message: fmt.Sprintf("the turn took longer than %s (agents.defaults.timeoutSeconds)", timeout), Err: err}
 			}
-			return nil, g.failTurnAfter(ag, key, res, err, usage, contextTokens, info.Ref, out)
+			return nil, g.failTurnAfter(ag, key, res, err, usage, contextTokens, out)
 		}
 	}
 	reply := delivery.Parse(out.Text)
@@ -417,13 +417,14 @@ func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo,
 }
 
 // failTurn records a turn that failed before the model produced anything.
-func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, res *api.Result, err error, emit func(api.Event)) error {
-	return g.failTurnAfter(ag, key, res, err, engine.Usage{}, 0, "", agent.Result{})
+func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, res *api.Result, err error) error {
+	return g.failTurnAfter(ag, key, res, err, engine.Usage{}, 0, agent.Result{})
 }
 
 // failTurnAfter writes a visible error entry, closes the turn and returns the
 // user-facing error.
-func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Result, err error, usage engine.Usage, contextTokens int, model string, out agent.Result) error {
+// LastModel is left alone: the model did not answer.
+func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Result, err error, usage engine.Usage, contextTokens int, out agent.Result) error {
 	kind := engine.KindOf(err)
 	msg := userMessage(err)
 	code := api.CodeModelFailed
@@ -447,7 +448,7 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Resul
 			Timestamp:    time.Now().UnixMilli(),
 		})
 	}
-	if e := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, model, closing...); e != nil {
+	if e := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, "", closing...); e != nil {
 		g.log.Error("could not close a failed turn", "session", key, "err", e)
 	}
 	g.mu.Lock()

@@ -171,3 +171,26 @@ const trustedPhrase = "Inbound metadata (trusted"
 func defuseHeader(s string) string {
 	return strings.ReplaceAll(s, trustedPhrase, "Inbound metadata (not trusted")
 }
+
+// StripInbound returns what the sender wrote from a message built by
+// UserMessage, without the metadata blocks in front of it; any other text
+// comes back unchanged. History views use it: the transcript keeps the whole
+// message so the model sees the same prefix on every later turn.
+func StripInbound(text string) string {
+	if !strings.HasPrefix(text, TrustedHeader+"\n") {
+		return text
+	}
+	rest := text
+	for {
+		header, _, ok := strings.Cut(rest, "\n")
+		if !ok || (header != TrustedHeader && header != ConversationHeader && header != SenderHeader && header != QuotedHeader) {
+			return rest
+		}
+		// Block bodies are defused: the first closing fence ends the block.
+		i := strings.Index(rest, "\n```\n\n")
+		if i < 0 {
+			return text
+		}
+		rest = rest[i+len("\n```\n\n"):]
+	}
+}
