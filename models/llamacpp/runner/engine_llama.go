@@ -1,0 +1,308 @@
+//go:build !nollamacpp
+
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/ollama/ollama/llama"
+	"github.com/ollama/ollama/ml"
+
+	"github.com/openclaw-edge/edge/models/llamacpp"
+)
+
+func init() { load = loadLlama }
+
+// llamaEngine is one model in one llama.cpp context with one sequence per
+// session slot.
+type llamaEngine struct {
+	model   *llama.Model
+	ctx     *llama.Context
+	batch   *llama.Batch
+	opts    Options
+	nCtxSeq int
+	cache   *prefixCache
+	info    llamacpp.ModelInfo
+}
+
+func loadLlama(o Options) (Engine, error) {
+	if _, err := os.Stat(o.Model); err != nil {
+		return nil, fmt.Errorf("model file: %w", err)
+	}
+	start := time.Now()
+	llama.BackendInit()
+	m, err := llama.LoadModelFromFile(o.Model, llama.ModelParams{UseMmap: o.Mmap})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", o.Model, err)
+	}
+	o.ContextLen = max(o.ContextLen, 256)
+	o.BatchSize = max(o.BatchSize, 32)
+	params := llama.NewContextParams(o.ContextLen*o.Slots, o.BatchSize, o.Slots, o.Threads, ml.FlashAttentionDisabled, "")
+	c, err := llama.NewContextWithModel(m, params)
+	if err != nil {
+		llama.FreeModel(m)
+		return nil, fmt.Errorf("create a context for %s: %w", o.Model, err)
+	}
+	b, err := llama.NewBatch(o.BatchSize, o.Slots, 0)
+	if err != nil {
+		llama.FreeModel(m)
+		return nil, fmt.Errorf("allocate a batch: %w", err)
+	}
+	e := &llamaEngine{model: m, ctx: c, batch: b, opts: o, nCtxSeq: o.ContextLen, cache: newPrefixCache(o.Slots)}
+	e.info = llamacpp.ModelInfo{
+		Path: o.Model, ContextLen: o.ContextLen, Slots: o.Slots, NEmbd: m.NEmbd(), NVocab: m.NumVocab(),
+		Threads: o.Threads, LoadMS: time.Since(start).Milliseconds(),
+	}
+	return e, nil
+}
+
+func (e *llamaEngine) Info() llamacpp.ModelInfo { return e.info }
+
+func (e *llamaEngine) Close() {
+	e.batch.Free()
+	llama.FreeModel(e.model)
+}
+
+func (e *llamaEngine) Tokenize(text string) ([]int, error) {
+	return e.model.Tokenize(text, true, true)
+}
+
+// decode feeds tokens into sequence seq from position pos, batch by batch,
+// asking for logits of the last token only. It returns the batch index of
+// that token.
+func (e *llamaEngine) decode(ctx context.Context, seq int, tokens []int, pos int) (int, error) {
+	last := 0
+	for i := 0; i < len(tokens); i += e.batch.Size() {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		e.batch.Clear()
+		end := min(i+e.batch.Size(), len(tokens))
+		for j := i; j < end; j++ {
+			e.batch.Add(tokens[j], nil, pos+j, j == len(tokens)-1, seq)
+		}
+		if err := e.ctx.Decode(e.batch); err != nil {
+			return 0, fmt.Errorf("decode: %w", err)
+		}
+		last = e.batch.NumTokens() - 1
+	}
+	return last, nil
+}
+
+func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece func(string)) (llamacpp.StopCause, llamacpp.RunUsage, error) {
+	var usage llamacpp.RunUsage
+	tokens, err := e.model.Tokenize(req.Prompt, true, true)
+	if err != nil {
+		return "", usage, fmt.Errorf("tokenize: %w", err)
+	}
+	usage.Prompt = len(tokens)
+	if len(tokens) == 0 {
+		return "", usage, errors.New("empty prompt")
+	}
+	if len(tokens) >= e.nCtxSeq {
+		return "", usage, fmt.Errorf("context overflow: the prompt has %d tokens and a session's context holds %d (models.local.contextSize)", len(tokens), e.nCtxSeq)
+	}
+
+	start := time.Now()
+	dst, keep := e.cache.plan(req.Session, tokens)
+	if !e.ctx.KvCacheSeqRm(dst, keep, -1) {
+		// Some architectures cannot drop a tail: start the slot over.
+		e.ctx.KvCacheSeqRm(dst, 0, -1)
+		keep = 0
+	}
+	// The slot now holds tokens[:keep]; record that before decoding so a
+	// failure below leaves the cache truthful.
+	e.cache.commit(dst, req.Session, append([]int(nil), tokens[:keep]...))
+	usage.Cached, usage.Processed = keep, len(tokens)-keep
+	idx, err := e.decode(ctx, dst, tokens[keep:], keep)
+	if err != nil {
+		e.ctx.KvCacheSeqRm(dst, 0, -1)
+		e.cache.clear(dst)
+		if ctx.Err() != nil {
+			return llamacpp.StopCancelled, usage, nil
+		}
+		return "", usage, err
+	}
+	held := append([]int(nil), tokens...)
+	usage.PromptMS = float64(time.Since(start).Microseconds()) / 1000
+
+	sp := llama.SamplingParams{
+		TopK: req.TopK, TopP: req.TopP, MinP: req.MinP, Temp: req.Temperature,
+		Seed: req.Seed, Grammar: req.Grammar, RepeatLastN: 64, PenaltyRepeat: 1.0,
+	}
+	if sp.Seed == 0 {
+		sp.Seed = math.MaxUint32 // llama.cpp: a random seed
+	}
+	sampler, err := llama.NewSamplingContext(e.model, sp)
+	if err != nil {
+		return "", usage, fmt.Errorf("sampler (grammar %d bytes): %w", len(req.Grammar), err)
+	}
+	maxTokens := req.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = e.nCtxSeq
+	}
+	genStart := time.Now()
+	var (
+		out     strings.Builder // text produced, not yet all sent
+		sent    int             // bytes of out already sent
+		pending []byte          // bytes of an incomplete UTF-8 character
+		stop    = llamacpp.StopLength
+	)
+	flush := func(final bool) {
+		s := out.String()
+		upto := len(s)
+		if !final {
+			upto -= holdBack(s[sent:], req.Stop)
+		}
+		if upto > sent {
+			piece(s[sent:upto])
+			sent = upto
+		}
+	}
+loop:
+	for usage.Generated < maxTokens {
+		if ctx.Err() != nil {
+			stop = llamacpp.StopCancelled
+			break
+		}
+		tok := sampler.Sample(e.ctx, idx)
+		sampler.Accept(tok, true)
+		if e.model.TokenIsEog(tok) {
+			stop = llamacpp.StopEOS
+			break
+		}
+		usage.Generated++
+		pending = append(pending, e.model.TokenToPiece(tok)...)
+		valid := validPrefix(pending)
+		out.Write(pending[:valid])
+		pending = pending[valid:]
+		if s := out.String(); len(req.Stop) > 0 {
+			for _, st := range req.Stop {
+				if st == "" {
+					continue
+				}
+				if i := strings.Index(s[max(0, sent-len(st)):], st); i >= 0 {
+					cut := max(0, sent-len(st)) + i
+					rest := s[:cut]
+					out.Reset()
+					out.WriteString(rest)
+					stop, usage.Matched = llamacpp.StopString, st
+					break loop
+				}
+			}
+		}
+		flush(false)
+		pos := len(held)
+		if pos >= e.nCtxSeq {
+			stop = llamacpp.StopContext
+			break
+		}
+		e.batch.Clear()
+		e.batch.Add(tok, nil, pos, true, dst)
+		if err := e.ctx.Decode(e.batch); err != nil {
+			e.ctx.KvCacheSeqRm(dst, 0, -1)
+			e.cache.clear(dst)
+			return "", usage, fmt.Errorf("decode: %w", err)
+		}
+		held = append(held, tok)
+		idx = 0
+	}
+	flush(true)
+	usage.GenerateMS = float64(time.Since(genStart).Microseconds()) / 1000
+	e.cache.commit(dst, req.Session, held)
+	return stop, usage, nil
+}
+
+// holdBack is how many trailing bytes of s could be the start of a stop
+// string and must wait for more text.
+func holdBack(s string, stops []string) int {
+	n := 0
+	for _, st := range stops {
+		for k := min(len(st)-1, len(s)); k > n; k-- {
+			if strings.HasSuffix(s, st[:k]) {
+				n = k
+				break
+			}
+		}
+	}
+	return n
+}
+
+// validPrefix is the length of b's longest prefix that does not end inside
+// a UTF-8 character (token pieces may split one).
+func validPrefix(b []byte) int {
+	for cut := len(b); cut > 0 && cut > len(b)-utf8.UTFMax; cut-- {
+		if utf8.Valid(b[:cut]) {
+			return cut
+		}
+	}
+	if utf8.Valid(b) {
+		return len(b)
+	}
+	return 0
+}
+
+func (e *llamaEngine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
+	const seq = 0
+	e.ctx.KvCacheSeqRm(seq, 0, -1)
+	e.cache.clear(seq)
+	var total int
+	vecs := make([][]float32, 0, len(texts))
+	for _, t := range texts {
+		if err := ctx.Err(); err != nil {
+			return nil, 0, err
+		}
+		toks, err := e.model.Tokenize(t, true, true)
+		if err != nil {
+			return nil, 0, fmt.Errorf("tokenize: %w", err)
+		}
+		// A non-causal encoder needs the whole input in one batch.
+		if len(toks) > e.batch.Size() {
+			toks = toks[:e.batch.Size()]
+		}
+		if len(toks) == 0 {
+			return nil, 0, errors.New("empty text to embed")
+		}
+		total += len(toks)
+		e.batch.Clear()
+		for i, tok := range toks {
+			e.batch.Add(tok, nil, i, true, seq)
+		}
+		if err := e.ctx.Decode(e.batch); err != nil {
+			return nil, 0, fmt.Errorf("decode: %w", err)
+		}
+		v := e.ctx.GetEmbeddingsSeq(seq)
+		if v == nil {
+			v = e.ctx.GetEmbeddingsIth(len(toks) - 1)
+		}
+		if v == nil {
+			return nil, 0, errors.New("the model produced no embedding (is it an embedding model?)")
+		}
+		vecs = append(vecs, normalize(v))
+		e.ctx.KvCacheSeqRm(seq, 0, -1)
+	}
+	return vecs, total, nil
+}
+
+func normalize(v []float32) []float32 {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return v
+	}
+	inv := float32(1 / math.Sqrt(sum))
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = x * inv
+	}
+	return out
+}

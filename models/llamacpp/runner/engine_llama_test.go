@@ -1,0 +1,153 @@
+//go:build !nollamacpp
+
+package runner
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openclaw-edge/edge/models/llamacpp"
+)
+
+// sharedModel returns a file from ../shared/models, or skips.
+func sharedModel(t testing.TB, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "..", "..", "shared", "models", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(p); err != nil {
+		t.Skipf("test model %s not found (../shared/models beside the repository): %v", name, err)
+	}
+	return p
+}
+
+func complete(t *testing.T, e Engine, session, prompt string, max int) (string, llamacpp.StopCause, llamacpp.RunUsage) {
+	t.Helper()
+	var b strings.Builder
+	stop, u, err := e.Complete(context.Background(), &llamacpp.Request{Session: session, Prompt: prompt, MaxTokens: max, Temperature: 0}, func(s string) { b.WriteString(s) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String(), stop, u
+}
+
+func TestLlamaCompleteAndPrefixCache(t *testing.T) {
+	e, err := loadLlama(Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 512, BatchSize: 64, Slots: 2, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	prompt := "Once upon a time, there was a little girl named Lily. She liked to play"
+	out, stop, u := complete(t, e, "s1", prompt, 24)
+	if out == "" || stop != llamacpp.StopLength || u.Generated != 24 {
+		t.Fatalf("out=%q stop=%s usage=%+v", out, stop, u)
+	}
+	if u.Cached != 0 || u.Processed != u.Prompt {
+		t.Fatalf("cold run usage %+v", u)
+	}
+	// Greedy decoding is deterministic; a follow-up turn reuses the cache.
+	follow := prompt + out + " Then she saw a big dog."
+	_, _, u2 := complete(t, e, "s1", follow, 8)
+	if u2.Cached < u.Prompt || u2.Processed >= u2.Prompt-u.Prompt+2 {
+		t.Fatalf("follow-up did not reuse the prefix: first %+v, second %+v", u, u2)
+	}
+	// Another session keeps its own slot; the first one's cache survives.
+	_, _, u3 := complete(t, e, "s2", prompt+" in the park.", 4)
+	if u3.Cached != 0 {
+		t.Fatalf("new session: %+v", u3)
+	}
+	_, _, u4 := complete(t, e, "s1", follow+" It", 2)
+	if u4.Cached < u2.Prompt-1 {
+		t.Fatalf("s1's cache was lost to s2: %+v", u4)
+	}
+	// Same session, same prompt: the same text again (greedy).
+	again, _, _ := complete(t, e, "s3", prompt, 24)
+	if again != out {
+		t.Fatalf("greedy output changed: %q vs %q", again, out)
+	}
+}
+
+func TestLlamaStopStringAndCancel(t *testing.T) {
+	e, err := loadLlama(Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 512, BatchSize: 64, Slots: 1, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	prompt := "Once upon a time"
+	full, _, _ := complete(t, e, "", prompt, 40)
+	words := strings.Fields(full)
+	if len(words) < 4 {
+		t.Fatalf("too little text to test with: %q", full)
+	}
+	stopAt := " " + words[3]
+	var b strings.Builder
+	stop, u, err := e.Complete(context.Background(), &llamacpp.Request{Prompt: prompt, MaxTokens: 40, Stop: []string{stopAt}}, func(s string) { b.WriteString(s) })
+	if err != nil || stop != llamacpp.StopString || u.Matched != stopAt || strings.Contains(b.String(), stopAt) {
+		t.Fatalf("stop=%s matched=%q out=%q err=%v", stop, u.Matched, b.String(), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	stop, _, err = e.Complete(ctx, &llamacpp.Request{Prompt: prompt, MaxTokens: 400}, func(string) { cancel() })
+	if err != nil || stop != llamacpp.StopCancelled {
+		t.Fatalf("cancel: stop=%s err=%v", stop, err)
+	}
+}
+
+func TestLlamaContextOverflow(t *testing.T) {
+	e, err := loadLlama(Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 256, BatchSize: 64, Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	_, _, err = e.Complete(context.Background(), &llamacpp.Request{Prompt: strings.Repeat("Lily played in the park. ", 200), MaxTokens: 4}, func(string) {})
+	if err == nil || !strings.Contains(err.Error(), "context overflow") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestLlamaEmbeddings(t *testing.T) {
+	e, err := loadLlama(Options{Model: sharedModel(t, "tiny-random-bert-bge-vocab.gguf"), Threads: 1, ContextLen: 512, BatchSize: 512, Slots: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	vecs, n, err := e.Embed(context.Background(), []string{"hello world", "the cat sat on the mat", "hello world"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vecs) != 3 || n == 0 {
+		t.Fatalf("%d vectors, %d tokens", len(vecs), n)
+	}
+	for i, v := range vecs {
+		var sum float64
+		for _, x := range v {
+			sum += float64(x) * float64(x)
+		}
+		if len(v) != e.Info().NEmbd || math.Abs(sum-1) > 1e-3 {
+			t.Fatalf("vector %d: len %d, norm² %f", i, len(v), sum)
+		}
+	}
+	same := true
+	for i := range vecs[0] {
+		if math.Abs(float64(vecs[0][i]-vecs[2][i])) > 1e-5 {
+			same = false
+		}
+	}
+	if !same {
+		t.Fatal("the same text embedded twice differs")
+	}
+}
+
+func TestLlamaBadFile(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.gguf")
+	if err := os.WriteFile(bad, []byte("GGUF not really"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadLlama(Options{Model: bad, Threads: 1, ContextLen: 256, BatchSize: 32, Slots: 1}); err == nil {
+		t.Fatal("a broken file loaded")
+	}
+}

@@ -1,0 +1,361 @@
+package llamacpp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// RunnerOptions are the llama.cpp settings of one runner process.
+type RunnerOptions struct {
+	Threads    int  // 0: the runner picks (all cores, at most 4)
+	ContextLen int  // tokens per session slot (default 4096)
+	BatchSize  int  // default 512
+	Slots      int  // sessions whose KV cache is kept (default 1)
+	Mmap       bool // memory-map the model file
+}
+
+func (o RunnerOptions) args(path string) []string {
+	return []string{"runner",
+		"--model", path,
+		"--threads", strconv.Itoa(o.Threads),
+		"--ctx", strconv.Itoa(o.ContextLen),
+		"--batch", strconv.Itoa(o.BatchSize),
+		"--slots", strconv.Itoa(max(o.Slots, 1)),
+		"--mmap=" + strconv.FormatBool(o.Mmap),
+	}
+}
+
+// process supervises one runner process for one model file: started on
+// first use, stopped after KeepAlive idle, restarted after it dies.
+type process struct {
+	path      string
+	opts      RunnerOptions
+	keepAlive time.Duration // < 0: never unload
+	command   func(args ...string) *exec.Cmd
+	log       *slog.Logger
+
+	mu      sync.Mutex
+	wmu     sync.Mutex // serialises writes to the runner's stdin
+	run     *running   // nil when stopped
+	nextID  int64
+	busy    int
+	idle    *time.Timer
+	started time.Time
+	// lastExit says why the previous runner ended, for errors and status.
+	lastExit string
+}
+
+// running is one live runner process.
+type running struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	info    ModelInfo
+	pending map[int64]chan Reply
+	exited  chan struct{}
+	exitErr error
+	stderr  *tailBuffer
+}
+
+// errCrashed wraps every failure caused by the runner process ending.
+var errCrashed = errors.New("local runner stopped")
+
+func (p *process) ensure(ctx context.Context) (*running, error) {
+	p.mu.Lock()
+	if r := p.run; r != nil {
+		select {
+		case <-r.exited:
+			p.run = nil
+		default:
+			p.mu.Unlock()
+			return r, nil
+		}
+	}
+	p.mu.Unlock()
+	return p.start(ctx)
+}
+
+func (p *process) start(ctx context.Context) (*running, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run != nil {
+		return p.run, nil
+	}
+	cmd := p.command(p.opts.args(p.path)...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, fmt.Errorf("runner stdin: %w", err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, fmt.Errorf("runner stdout: %w", err)
+	}
+	tail := &tailBuffer{max: 8 << 10}
+	cmd.Stderr = tail
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start the local runner: %w", err)
+	}
+	r := &running{cmd: cmd, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	ready := make(chan error, 1)
+	go func() {
+		first := true
+		for sc.Scan() {
+			var rep Reply
+			if err := json.Unmarshal(sc.Bytes(), &rep); err != nil {
+				continue // not ours (a stray print); the protocol is line-exact
+			}
+			if first {
+				first = false
+				switch {
+				case rep.Type == ReplyReady && rep.Info != nil:
+					r.info = *rep.Info
+					ready <- nil
+				case rep.Type == ReplyError:
+					ready <- errors.New(rep.Error)
+				default:
+					ready <- fmt.Errorf("unexpected first line %q", rep.Type)
+				}
+				continue
+			}
+			p.mu.Lock()
+			ch := r.pending[rep.ID]
+			p.mu.Unlock()
+			if ch != nil {
+				ch <- rep
+			}
+		}
+		r.exitErr = cmd.Wait()
+		p.mu.Lock()
+		p.lastExit = describeExit(r.exitErr, tail.lastLine())
+		if p.run == r {
+			p.run = nil
+		}
+		p.mu.Unlock()
+		close(r.exited)
+		if first {
+			ready <- fmt.Errorf("%s", describeExit(r.exitErr, tail.lastLine()))
+		}
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			_ = cmd.Process.Kill() // it failed to load; make sure it is gone
+			<-r.exited
+			return nil, &engine.ModelError{Kind: engine.ErrUnreachable, Provider: "local", Message: fmt.Sprintf("the local runner could not load %s: %v", p.path, err)}
+		}
+	case <-ctx.Done():
+		_ = cmd.Process.Kill() // the turn gave up while loading
+		<-r.exited
+		return nil, ctx.Err()
+	}
+	p.run = r
+	p.started = time.Now()
+	p.log.Info("local model loaded", "model", p.path, "pid", cmd.Process.Pid, "ms", time.Since(start).Milliseconds(), "slots", r.info.Slots, "ctx", r.info.ContextLen)
+	return r, nil
+}
+
+func describeExit(err error, lastStderr string) string {
+	msg := "exited"
+	if err != nil {
+		msg = err.Error()
+	}
+	if lastStderr != "" {
+		msg += ": " + lastStderr
+	}
+	return msg
+}
+
+// call sends req and passes every reply for it to on until on returns true.
+// Cancelling ctx sends OpCancel and returns ctx.Err() once the runner
+// confirms (or at once if it died).
+func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) error {
+	r, err := p.ensure(ctx)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	p.nextID++
+	req.ID = p.nextID
+	ch := make(chan Reply, 256)
+	r.pending[req.ID] = ch
+	p.busy++
+	if p.idle != nil {
+		p.idle.Stop()
+	}
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		delete(r.pending, req.ID)
+		p.busy--
+		p.armIdle()
+		p.mu.Unlock()
+	}()
+	if err := p.send(r, req); err != nil {
+		return err
+	}
+	cancelled := false
+	for {
+		select {
+		case rep := <-ch:
+			if on(rep) {
+				if cancelled {
+					return ctx.Err()
+				}
+				return nil
+			}
+		case <-r.exited:
+			// Drain what arrived before the exit.
+			for {
+				select {
+				case rep := <-ch:
+					if on(rep) {
+						return nil
+					}
+					continue
+				default:
+				}
+				break
+			}
+			p.mu.Lock()
+			why := p.lastExit
+			p.mu.Unlock()
+			return fmt.Errorf("%w (%s)", errCrashed, why)
+		case <-ctx.Done():
+			if !cancelled {
+				cancelled = true
+				_ = p.send(r, Request{Op: OpCancel, ID: req.ID}) // if it fails, the runner is gone and exited fires
+			}
+		}
+	}
+}
+
+func (p *process) send(r *running, req Request) error {
+	data, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode runner request: %w", err)
+	}
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if _, err := r.stdin.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("%w (write: %v)", errCrashed, err)
+	}
+	return nil
+}
+
+// armIdle schedules an unload after keepAlive. p.mu is held.
+func (p *process) armIdle() {
+	if p.busy > 0 || p.run == nil || p.keepAlive < 0 {
+		return
+	}
+	if p.idle != nil {
+		p.idle.Stop()
+	}
+	r := p.run
+	p.idle = time.AfterFunc(p.keepAlive, func() {
+		p.mu.Lock()
+		if p.busy > 0 || p.run != r {
+			p.mu.Unlock()
+			return
+		}
+		p.run = nil
+		p.mu.Unlock()
+		p.log.Info("unloading idle local model", "model", p.path, "idle", p.keepAlive)
+		stopRunner(r)
+	})
+}
+
+// stopRunner closes the runner's stdin (it exits cleanly) and kills it if
+// it has not gone within 5 seconds.
+func stopRunner(r *running) {
+	_ = r.stdin.Close() // the process may already be gone
+	select {
+	case <-r.exited:
+	case <-time.After(5 * time.Second):
+		_ = r.cmd.Process.Kill()
+		<-r.exited
+	}
+}
+
+// stop unloads the model now.
+func (p *process) stop() {
+	p.mu.Lock()
+	r := p.run
+	p.run = nil
+	if p.idle != nil {
+		p.idle.Stop()
+	}
+	p.mu.Unlock()
+	if r != nil {
+		stopRunner(r)
+	}
+}
+
+// status describes the process for `openclaw status`.
+func (p *process) status() (pid int, info ModelInfo, since time.Time, loaded bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.run == nil {
+		return 0, ModelInfo{}, time.Time{}, false
+	}
+	return p.run.cmd.Process.Pid, p.run.info, p.started, true
+}
+
+// tailBuffer keeps the last max bytes written to it (the runner's stderr).
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = t.buf[over:]
+	}
+	return len(b), nil
+}
+
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := bytes.Split(bytes.TrimSpace(t.buf), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(string(lines[i])); l != "" {
+			if len(l) > 200 {
+				l = l[:200]
+			}
+			return l
+		}
+	}
+	return ""
+}
+
+// DefaultCommand starts a runner as a hidden subcommand of this same
+// binary, keeping argv[0] so multi-call binaries dispatch correctly.
+func DefaultCommand(args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		exe = os.Args[0]
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Args[0] = os.Args[0]
+	return cmd
+}
