@@ -9,28 +9,36 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build run test test-short check bench fake-model deps clean
+.PHONY: all build build-pure run test test-short check bench fake-model deps clean
 
 all: build
 
-## deps: check the toolchain (later issues add apt packages for llama.cpp here)
+## deps: the toolchain, modules, and the headers the embedded llama.cpp needs (apt/brew)
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go is required: https://go.dev/dl/"; exit 1; }
 	@$(GO) mod download
+	@models/llamacpp/install-deps.sh
 
-## build: bin/openclaw-gateway and bin/openclaw
+## build: bin/openclaw-gateway (with the llama.cpp runner) and bin/openclaw
+# (No -trimpath: it would change the build-cache key of the llama.cpp package
+# and compile it once more.)
 build: deps
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
-	$(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
+
+## build-pure: a gateway without the local runner: pure Go, cross-compiles (e.g. GOARCH=arm64)
+build-pure:
+	CGO_ENABLED=0 $(GO) build -tags nollamacpp -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway-pure ./appliance
 
 ## run: build, then run the gateway in the foreground (state in ~/.openclaw or $OPENCLAW_STATE_DIR)
 run: build
 	$(BIN)/openclaw-gateway run
 
-## test: vet, then every test with the race detector
+## test: vet, every test with the race detector, then the pure-Go build (no llama.cpp, no cgo)
 test: deps
 	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m ./...
 
 ## test-short: the quick unit tests only
 test-short:

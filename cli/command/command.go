@@ -191,6 +191,7 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 			a.sessionsListCmd(), a.sessionsHistoryCmd(), a.sessionsResetCmd(),
 			a.sessionsExportCmd(), a.sessionsImportCmd()),
 		a.statusCmd(),
+		a.modelsCmd(),
 		group("config", "Check the gateway's config file", a.configValidateCmd()),
 		a.versionCmd(),
 	)

@@ -171,9 +171,17 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		g.message(w, r, req)
 	default:
+		if h, ok := fakeRoutes[r.Method+" "+r.URL.Path]; ok {
+			h(g, w, r)
+			return
+		}
 		fakeJSON(w, 404, api.Error{Code: api.CodeNotFound, Message: "no such endpoint " + r.URL.Path})
 	}
 }
+
+// fakeRoutes extends the fake with endpoints defined in other files
+// ("METHOD /path" → handler), registered from their init functions.
+var fakeRoutes = map[string]func(g *fakeGateway, w http.ResponseWriter, r *http.Request){}
 
 // importSession accepts a transcript whose first line is a session header
 // and counts its entries.

@@ -25,8 +25,21 @@
 //     literal ${VAR}. An unset or empty variable is an error naming it.
 //   - A provider with an empty models list accepts any model id (Ollama,
 //     OpenRouter: the provider's own catalog decides) and ModelDef
-//     synthesizes a definition with the default context window; api=local
-//     needs its models listed (each with a GGUF path).
+//     synthesizes a definition with the default context window.
+//   - The provider "local" (api local: GGUF files run by the embedded
+//     llama.cpp runner) exists without being configured, and accepts any
+//     model id: its models are the files in the model registry
+//     (models/catalog, `openclaw models import`), plus those listed under
+//     models.providers.local.models with a path. Its id is reserved for api
+//     local (an api left out is local). Other api-local providers must list
+//     their models, each with a path.
+//   - auth.order.<provider> puts those profiles first, in that order; the
+//     provider's other profiles follow, by id. An auth profile's mode
+//     defaults to api_key, the only mode so far.
+//   - models.local.keepAlive is a Go duration ("10m"), "0" (unload after
+//     each reply) or "-1" (never unload); any negative duration also means
+//     never, as in Ollama. models.local.mlock is refused: the llama.cpp
+//     binding does not offer it.
 //   - An agent without a workspace gets agents.defaults.workspace when it is
 //     the default agent, else "<defaults.workspace>-<id>" (OpenClaw's
 //     workspace-<agentId>), so two agents never share memory files by
@@ -44,12 +57,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Config is the whole gateway configuration.
 type Config struct {
 	Agents   Agents             `json:"agents"`
 	Models   Models             `json:"models"`
+	Auth     Auth               `json:"auth"`
 	Session  Session            `json:"session"`
 	Tools    Tools              `json:"tools"`
 	Bindings []Binding          `json:"bindings"`
@@ -163,9 +178,69 @@ func (m ModelRef) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(m))
 }
 
-// Models holds the model providers (models.providers.<name>).
+// Models holds the model providers (models.providers.<name>) and the
+// settings of the local runner (models.local).
 type Models struct {
 	Providers map[string]Provider `json:"providers"`
+	Local     LocalModels         `json:"local"`
+}
+
+// LocalProvider is the id of the implicit provider of local GGUF models.
+const LocalProvider = "local"
+
+// LocalModels configures the embedded llama.cpp runner (models.local).
+// LocalRunner returns it resolved.
+type LocalModels struct {
+	Threads       int    `json:"threads"`       // 0 = physical cores, at most 4
+	ContextSize   int    `json:"contextSize"`   // tokens of KV cache per loaded model
+	BatchSize     int    `json:"batchSize"`     // prompt tokens per decode step
+	MMap          *bool  `json:"mmap"`          // nil = true
+	MLock         bool   `json:"mlock"`         // refused by this binding
+	KeepAlive     string `json:"keepAlive"`     // Go duration, "0" or "-1"
+	CacheBudgetMB int    `json:"cacheBudgetMB"` // KV-cache memory for kept sessions
+	ModelsDir     string `json:"modelsDir"`     // "" = <state-dir>/models
+}
+
+// Auth holds API keys as named profiles (auth.profiles.<id>), the order in
+// which a provider's profiles are tried (auth.order.<provider>), and the
+// failover cooldowns (DESIGN.md §7).
+type Auth struct {
+	Profiles  map[string]AuthProfile `json:"profiles"`
+	Order     map[string][]string    `json:"order"`
+	Cooldowns AuthCooldowns          `json:"cooldowns"`
+}
+
+// Auth profile modes.
+const AuthModeAPIKey = "api_key"
+
+// AuthProfile is one credential of a provider.
+type AuthProfile struct {
+	ID       string `json:"-"` // its key under auth.profiles; set by AuthProfiles
+	Provider string `json:"provider"`
+	Mode     string `json:"mode"`   // api_key ("" = api_key)
+	APIKey   string `json:"apiKey"` // ${ENV_VAR} expanded at load
+}
+
+// AuthCooldowns configures how long failing credentials rest.
+type AuthCooldowns struct {
+	BillingBackoffHours int `json:"billingBackoffHours"` // first billing cooldown; doubles per strike
+	BillingMaxHours     int `json:"billingMaxHours"`     // cap of the billing cooldown
+	FailureWindowHours  int `json:"failureWindowHours"`  // how long failures are counted
+}
+
+// BillingBackoff returns BillingBackoffHours as a duration.
+func (a AuthCooldowns) BillingBackoff() time.Duration {
+	return time.Duration(a.BillingBackoffHours) * time.Hour
+}
+
+// BillingMax returns BillingMaxHours as a duration.
+func (a AuthCooldowns) BillingMax() time.Duration {
+	return time.Duration(a.BillingMaxHours) * time.Hour
+}
+
+// FailureWindow returns FailureWindowHours as a duration.
+func (a AuthCooldowns) FailureWindow() time.Duration {
+	return time.Duration(a.FailureWindowHours) * time.Hour
 }
 
 // Model provider APIs.
@@ -291,7 +366,8 @@ type Gateway struct {
 var defaultsJSON5 []byte
 
 // Default returns the built-in configuration: one agent "main" (the
-// default), no model providers, tool profile "coding", exec approvals on.
+// default) on the local model local/qwen3-1.7b, no other model providers,
+// tool profile "coding", exec approvals on.
 func Default() *Config {
 	c, err := parse(nil, "defaults.json5", os.LookupEnv, "")
 	if err != nil {

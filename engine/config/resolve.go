@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 )
 
 // DefaultAgentID returns the agent with default:true, else the first one
@@ -143,27 +144,148 @@ func SplitModel(ref string) (provider, model string, err error) {
 	return provider, model, nil
 }
 
+// Provider returns the provider with id from models.providers. The local
+// provider (api local) exists even when the file does not list it.
+func (c *Config) Provider(id string) (Provider, bool) {
+	p, ok := c.Models.Providers[id]
+	if !ok && id == LocalProvider {
+		return Provider{API: APILocal}, true
+	}
+	return p, ok
+}
+
 // ModelDef looks up ref in models.providers. A provider that lists no models
-// (and is not local) accepts any model id: the definition returned then has
-// only the id and the default context window.
+// (and is not api local) accepts any model id, and so does the local
+// provider: the definition returned then has only the id and the default
+// context window, and for local models no Path (the model registry knows
+// the file).
 func (c *Config) ModelDef(ref string) (Provider, ModelDef, error) {
 	prov, model, err := SplitModel(ref)
 	if err != nil {
 		return Provider{}, ModelDef{}, err
 	}
-	p, ok := c.Models.Providers[prov]
+	p, ok := c.Provider(prov)
 	if !ok {
 		return Provider{}, ModelDef{}, fmt.Errorf("model %s: provider %q is not configured in models.providers", ref, prov)
 	}
 	for _, md := range p.Models {
 		if md.ID == model {
+			if p.API == APILocal && md.Path != "" {
+				md.Path = c.absPath(md.Path)
+			}
 			return p, md, nil
 		}
 	}
-	if len(p.Models) == 0 && p.API != APILocal {
+	if prov == LocalProvider || len(p.Models) == 0 && p.API != APILocal {
 		return p, ModelDef{ID: model, ContextWindow: defaultContextWindow(p.API)}, nil
 	}
 	return Provider{}, ModelDef{}, fmt.Errorf("model %s: %q is not defined in models.providers.%s.models", ref, model, prov)
+}
+
+// AuthProfiles returns the auth profiles of provider, IDs set: those named
+// in auth.order.<provider> first, in that order, then the others by id. Nil
+// when it has none (its models.providers apiKey applies).
+func (c *Config) AuthProfiles(provider string) []AuthProfile {
+	var out []AuthProfile
+	add := func(id string) {
+		p, ok := c.Auth.Profiles[id]
+		if !ok || p.Provider != provider || slices.ContainsFunc(out, func(q AuthProfile) bool { return q.ID == id }) {
+			return
+		}
+		p.ID = id
+		if p.Mode == "" {
+			p.Mode = AuthModeAPIKey
+		}
+		out = append(out, p)
+	}
+	for _, id := range c.Auth.Order[provider] {
+		add(id)
+	}
+	for _, id := range sortedMapKeys(c.Auth.Profiles) {
+		add(id)
+	}
+	return out
+}
+
+// KeepForever is LocalRunner.KeepAlive for a model that is never unloaded.
+const KeepForever time.Duration = -1
+
+// Defaults of models.local, applied by LocalRunner to zero values (a Config
+// built in code); a loaded file gets them from defaults.json5.
+const (
+	DefaultLocalContextSize = 4096
+	DefaultLocalBatchSize   = 512
+	DefaultLocalKeepAlive   = 10 * time.Minute
+	maxAutoThreads          = 4
+)
+
+// LocalRunner is models.local resolved for the llama.cpp runner.
+type LocalRunner struct {
+	Threads     int // ≥ 1: as configured, or the physical cores (at most 4)
+	ContextSize int
+	BatchSize   int
+	MMap        bool
+	MLock       bool
+	// KeepAlive is how long a model stays loaded unused: 0 unloads it after
+	// each reply, KeepForever never.
+	KeepAlive time.Duration
+	// CacheBudget is the memory, in bytes, for the KV caches of sessions
+	// that are not running; 0 keeps none.
+	CacheBudget int64
+	// ModelsDir is absolute, ~ expanded; "" means <state dir>/models, which
+	// the gateway knows.
+	ModelsDir string
+}
+
+// LocalRunner returns models.local with the defaults applied and keepAlive
+// parsed.
+func (c *Config) LocalRunner() LocalRunner {
+	l := c.Models.Local
+	r := LocalRunner{
+		Threads:     l.Threads,
+		ContextSize: l.ContextSize,
+		BatchSize:   l.BatchSize,
+		MMap:        l.MMap == nil || *l.MMap,
+		MLock:       l.MLock,
+		CacheBudget: int64(l.CacheBudgetMB) << 20,
+	}
+	if r.Threads <= 0 {
+		r.Threads = min(physicalCores(), maxAutoThreads)
+	}
+	if r.ContextSize <= 0 {
+		r.ContextSize = DefaultLocalContextSize
+	}
+	if r.BatchSize <= 0 {
+		r.BatchSize = min(DefaultLocalBatchSize, r.ContextSize)
+	}
+	r.KeepAlive = DefaultLocalKeepAlive
+	if l.KeepAlive != "" {
+		if d, err := ParseKeepAlive(l.KeepAlive); err == nil {
+			r.KeepAlive = d
+		}
+	}
+	if l.ModelsDir != "" {
+		r.ModelsDir = c.absPath(l.ModelsDir)
+	}
+	return r
+}
+
+// ParseKeepAlive parses a keep-alive: a Go duration ("10m", "1h30m"), "0"
+// (unload at once) or "-1" (never unload: KeepForever). Any negative
+// duration means never, as in Ollama.
+func ParseKeepAlive(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "-1" {
+		return KeepForever, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a keep-alive: want a duration like \"10m\" or \"1h\", \"0\" (unload at once) or \"-1\" (never)", s)
+	}
+	if d < 0 {
+		return KeepForever, nil
+	}
+	return d, nil
 }
 
 // Default chunk limits (DESIGN §3.8, §8).

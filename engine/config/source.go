@@ -411,9 +411,13 @@ func parse(data []byte, name string, lookup func(string) (string, bool), baseDir
 	return c, nil
 }
 
-// fillModelDefaults gives every model definition its default context window.
+// fillModelDefaults gives the local provider its api and every model
+// definition its default context window.
 func (c *Config) fillModelDefaults() {
 	for name, p := range c.Models.Providers {
+		if name == LocalProvider && p.API == "" {
+			p.API = APILocal
+		}
 		for i := range p.Models {
 			if p.Models[i].ContextWindow == 0 {
 				p.Models[i].ContextWindow = defaultContextWindow(p.API)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/openclaw-edge/edge/engine"
 )
@@ -55,6 +56,8 @@ func (c *Config) validate() []*Error {
 	v := &validation{src: c.src}
 	c.validateAgents(v)
 	c.validateModels(v)
+	c.validateLocal(v)
+	c.validateAuth(v)
 	c.validateSession(v)
 	c.validateTools(v)
 	c.validateBindings(v)
@@ -170,16 +173,21 @@ func (c *Config) validateModelRef(v *validation, path string, m ModelRef) {
 }
 
 // checkRef checks that ref is "provider/model", that the provider is
-// configured and, when it lists its models, that the model is one of them.
+// configured (or is the implicit local one) and, when it lists its models,
+// that the model is one of them. The local provider accepts any model: the
+// model registry may hold it.
 func (c *Config) checkRef(v *validation, path, ref string) {
 	prov, model, err := SplitModel(ref)
 	if err != nil {
 		v.fail(path, "%v", err)
 		return
 	}
-	p, ok := c.Models.Providers[prov]
+	p, ok := c.Provider(prov)
 	if !ok {
 		v.fail(path, "provider %q is not configured in models.providers", prov)
+		return
+	}
+	if prov == LocalProvider {
 		return
 	}
 	if len(p.Models) == 0 {
@@ -206,9 +214,13 @@ func (c *Config) validateModels(v *validation) {
 		if !validProviderName(name) {
 			v.fail(p, "invalid provider name %q: use lowercase letters, digits, ., - and _", name)
 		}
-		if prov.API == "" {
+		switch {
+		case prov.API == "":
 			v.fail(p+".api", "required: one of %s", strings.Join(providerAPIs, ", "))
-		} else {
+		case name == LocalProvider && prov.API != APILocal:
+			v.fail(p+".api", "%q: the provider id %q is reserved for models run on this box (api %q); give this provider another id",
+				prov.API, LocalProvider, APILocal)
+		default:
 			v.enum(p+".api", prov.API, providerAPIs, false)
 		}
 		if prov.BaseURL != "" {
@@ -245,6 +257,131 @@ func (c *Config) validateModels(v *validation) {
 			}
 		}
 	}
+}
+
+// Bounds of models.local.
+const (
+	minContextSize = 256
+	maxContextSize = 1 << 20
+	maxThreads     = 256
+)
+
+func (c *Config) validateLocal(v *validation) {
+	l := c.Models.Local
+	const p = "models.local"
+	if l.Threads > maxThreads {
+		v.fail(p+".threads", "must be at most %d, got %d", maxThreads, l.Threads)
+	}
+	switch {
+	case l.ContextSize < minContextSize:
+		v.fail(p+".contextSize", "must be at least %d, got %d", minContextSize, l.ContextSize)
+	case l.ContextSize > maxContextSize:
+		v.fail(p+".contextSize", "must be at most %d, got %d", maxContextSize, l.ContextSize)
+	}
+	switch {
+	case l.BatchSize < 1:
+		v.fail(p+".batchSize", "must be at least 1, got %d", l.BatchSize)
+	case l.ContextSize >= minContextSize && l.BatchSize > l.ContextSize:
+		v.fail(p+".batchSize", "must not exceed contextSize (%d), got %d", l.ContextSize, l.BatchSize)
+	}
+	if l.MLock {
+		v.fail(p+".mlock", "not supported: the embedded llama.cpp binding cannot lock the model in memory; leave it false")
+	}
+	if _, err := ParseKeepAlive(l.KeepAlive); err != nil {
+		v.fail(p+".keepAlive", "%v", err)
+	}
+}
+
+// maxProfileIDBytes bounds an auth profile id.
+const maxProfileIDBytes = 128
+
+func validProfileID(id string) bool {
+	if id == "" || len(id) > maxProfileIDBytes {
+		return false
+	}
+	for _, r := range id {
+		if r <= ' ' || r == 0x7f || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Config) validateAuth(v *validation) {
+	a := c.Auth
+	for _, id := range sortedMapKeys(a.Profiles) {
+		p := keyPath("auth.profiles", id)
+		prof := a.Profiles[id]
+		if !validProfileID(id) {
+			v.fail(p, "invalid profile id %q: no white space or control characters, at most %d bytes", id, maxProfileIDBytes)
+		}
+		switch pr, ok := c.Provider(prof.Provider); {
+		case prof.Provider == "":
+			v.fail(p+".provider", "required: the id of a provider in models.providers")
+		case !ok:
+			v.fail(p+".provider", "provider %q is not configured in models.providers", prof.Provider)
+		case pr.API == APILocal:
+			v.fail(p+".provider", "provider %q runs models on this box (api local) and takes no API key", prof.Provider)
+		}
+		switch prof.Mode {
+		case "", AuthModeAPIKey:
+			if prof.APIKey == "" {
+				v.fail(p+".apiKey", "required (e.g. \"${OPENAI_API_KEY}\")")
+			}
+		default:
+			v.fail(p+".mode", "%q is not supported (only %q)", prof.Mode, AuthModeAPIKey)
+		}
+	}
+	for _, prov := range sortedMapKeys(a.Order) {
+		p := keyPath("auth.order", prov)
+		if _, ok := c.Provider(prov); !ok {
+			v.fail(p, "provider %q is not configured in models.providers", prov)
+		}
+		seen := map[string]int{}
+		for i, id := range a.Order[prov] {
+			ip := indexPath(p, i)
+			prof, ok := a.Profiles[id]
+			switch {
+			case !ok:
+				v.fail(ip, "unknown auth profile %q (profiles of %s: %s)", id, prov, strings.Join(c.profileIDs(prov), ", "))
+			case prof.Provider != prov:
+				v.fail(ip, "auth profile %q belongs to provider %q, not %q", id, prof.Provider, prov)
+			}
+			if j, dup := seen[id]; dup {
+				v.fail(ip, "duplicate profile %q (first at %s)", id, indexPath(p, j))
+			} else {
+				seen[id] = i
+			}
+		}
+	}
+	cd := a.Cooldowns
+	const cp = "auth.cooldowns"
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"billingBackoffHours", cd.BillingBackoffHours}, {"billingMaxHours", cd.BillingMaxHours}, {"failureWindowHours", cd.FailureWindowHours}} {
+		if f.n < 1 {
+			v.fail(cp+"."+f.key, "must be at least 1, got %d", f.n)
+		}
+	}
+	if cd.BillingBackoffHours >= 1 && cd.BillingMaxHours >= 1 && cd.BillingMaxHours < cd.BillingBackoffHours {
+		v.fail(cp+".billingMaxHours", "must be at least billingBackoffHours (%d), got %d", cd.BillingBackoffHours, cd.BillingMaxHours)
+	}
+}
+
+// profileIDs lists the ids of the auth profiles of provider, sorted; "none"
+// when it has none.
+func (c *Config) profileIDs(provider string) []string {
+	var ids []string
+	for _, id := range sortedMapKeys(c.Auth.Profiles) {
+		if c.Auth.Profiles[id].Provider == provider {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return []string{"none"}
+	}
+	return ids
 }
 
 func (c *Config) validateSession(v *validation) {

@@ -1,0 +1,114 @@
+package api
+
+import "time"
+
+// Paths of the local-model endpoints (`openclaw models`, DESIGN.md §7
+// "Catalog"). Names travel in the "name" query parameter.
+const (
+	PathModels      = "/v1/models"        // GET → []ModelInfo: installed models and catalog entries
+	PathModelInfo   = "/v1/models/info"   // GET ?name= → ModelInfo with details
+	PathModelImport = "/v1/models/import" // POST ImportModelRequest → ModelInfo
+	PathModelPull   = "/v1/models/pull"   // POST PullRequest → text/event-stream of PullEvent
+	PathModelRemove = "/v1/models/remove" // POST ?name= → ModelInfo (as it was)
+)
+
+// ModelInfo describes a local model: installed (a GGUF file in the
+// gateway's registry), known to the catalog, or both.
+type ModelInfo struct {
+	Name      string `json:"name"`      // registry name, e.g. "qwen3-1.7b"
+	Ref       string `json:"ref"`       // model reference for agents: "local/<name>"
+	Installed bool   `json:"installed"` // a file is registered under Name
+	// Missing is set when the model is registered but its file is gone.
+	Missing bool `json:"missing,omitempty"`
+	// Catalog is set when the catalog knows the model.
+	Catalog bool `json:"catalog"`
+	// Default is "chat" or "embedding" for the catalog's default models.
+	Default     string `json:"default,omitempty"`
+	Kind        string `json:"kind"` // "chat" | "embedding"
+	Family      string `json:"family,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Size in bytes: the file's when installed, else the catalog's (exact
+	// only when Verified).
+	Size int64 `json:"size"`
+	// SHA256 of the installed file, or the catalog's when known.
+	SHA256 string `json:"sha256,omitempty"`
+	// Verified: installed, the file's sha256 matched a checksum the catalog
+	// knows; not installed, the catalog entry's size and sha256 were
+	// checked against the real file.
+	Verified      bool     `json:"verified"`
+	ContextWindow int      `json:"contextWindow,omitempty"`
+	Architecture  string   `json:"architecture,omitempty"`
+	Quantization  string   `json:"quantization,omitempty"`
+	License       string   `json:"license,omitempty"`
+	HasTemplate   bool     `json:"hasChatTemplate,omitempty"`
+	Tools         bool     `json:"tools,omitempty"` // the catalog says the template renders tools
+	TemplateNotes []string `json:"templateNotes,omitempty"`
+	// Params are default sampling parameters (temperature, topP, topK,
+	// minP, repeatPenalty).
+	Params         map[string]float64 `json:"params,omitempty"`
+	QueryPrefix    string             `json:"queryPrefix,omitempty"`
+	DocumentPrefix string             `json:"documentPrefix,omitempty"`
+	File           string             `json:"file,omitempty"` // catalog file name
+	URL            string             `json:"url,omitempty"`  // download URL
+	Path           string             `json:"path,omitempty"` // installed file on the gateway's machine
+	Source         string             `json:"source,omitempty"`
+	AddedAt        time.Time          `json:"addedAt,omitzero"`
+
+	// Details only GET PathModelInfo fills in, from the file's header.
+	Details *ModelDetails `json:"details,omitempty"`
+}
+
+// ModelDetails is what the GGUF header of an installed model says.
+type ModelDetails struct {
+	GGUFName        string `json:"ggufName,omitempty"` // general.name
+	GGUFVersion     uint32 `json:"ggufVersion"`
+	TensorCount     uint64 `json:"tensorCount"`
+	BlockCount      int    `json:"blockCount,omitempty"`
+	EmbeddingLength int    `json:"embeddingLength,omitempty"`
+	Pooling         string `json:"pooling,omitempty"` // embedding models: mean, cls, last…
+	Tokenizer       string `json:"tokenizer,omitempty"`
+	VocabSize       uint64 `json:"vocabSize,omitempty"`
+	ChatTemplate    string `json:"chatTemplate,omitempty"`
+	// Metadata holds every other header key rendered as text (long strings
+	// clipped, arrays summarized).
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// ImportModelRequest registers a GGUF file that is on the gateway's
+// machine. Path must be absolute: the gateway reads it.
+type ImportModelRequest struct {
+	Path string `json:"path"`
+	Name string `json:"name,omitempty"` // default: derived from the file name
+	// Copy copies the file into the models directory; otherwise it is
+	// registered where it is and must stay there.
+	Copy bool `json:"copy,omitempty"`
+}
+
+// PullRequest downloads a model into the gateway's models directory.
+type PullRequest struct {
+	// Name is a catalog name ("qwen3-1.7b") or an https URL of a GGUF file.
+	Name string `json:"name"`
+	// As names the installed model (default: the catalog name, or one
+	// derived from the URL's file name).
+	As string `json:"as,omitempty"`
+}
+
+// PullEventType names an event of a pull stream.
+type PullEventType string
+
+// Pull events: progress any number of times, then done or error.
+const (
+	PullProgress PullEventType = "progress" // Done of Total bytes (Total -1: unknown)
+	PullDone     PullEventType = "done"     // Model: the installed model
+	PullError    PullEventType = "error"    // Error
+)
+
+// PullEvent is one Server-Sent Event of a pull: the SSE "event:" field is
+// Type, "data:" this struct as JSON.
+type PullEvent struct {
+	Type  PullEventType `json:"type"`
+	Done  int64         `json:"done,omitempty"`
+	Total int64         `json:"total,omitempty"`
+	Model *ModelInfo    `json:"model,omitempty"`
+	Error *Error        `json:"error,omitempty"`
+}

@@ -1,0 +1,116 @@
+package bolt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"go.etcd.io/bbolt"
+)
+
+// Small-record buckets: state of other packages kept as opaque JSON values,
+// one key per record, read and written one transaction each. The store does
+// not know their types, so it never imports their packages (models/failover
+// adapts this to its Store with failover.JSONStore).
+//
+//	cooldowns                   failover key → failover.Cooldown (JSON)
+
+// BucketCooldowns holds the model failover cooldowns (DESIGN.md §4, §7).
+const BucketCooldowns = "cooldowns"
+
+// Limits of a small record: bbolt's own key limit, and a value bound that
+// keeps these records small (they are read on every model call).
+const (
+	maxRecordKey   = bbolt.MaxKeySize
+	maxRecordValue = 1 << 20
+)
+
+// ownBuckets are this package's structured buckets; their values are not
+// opaque records and must not be overwritten through PutJSON.
+var ownBuckets = []string{string(bucketSessions), string(bucketTranscripts), string(bucketDedup)}
+
+func checkRecord(bucket, key string) error {
+	switch {
+	case bucket == "":
+		return errors.New("bucket name is empty")
+	case slices.Contains(ownBuckets, bucket):
+		return fmt.Errorf("bucket %q is the session store's own and holds no JSON records", bucket)
+	case key == "":
+		return errors.New("key is empty")
+	case len(key) > maxRecordKey:
+		return fmt.Errorf("key is longer than %d bytes", maxRecordKey)
+	}
+	return nil
+}
+
+// GetJSON decodes the record at bucket/key into v. It reports false, and
+// leaves v alone, when there is no such record (or no such bucket).
+func (db *DB) GetJSON(bucket, key string, v any) (bool, error) {
+	if err := checkRecord(bucket, key); err != nil {
+		return false, fmt.Errorf("read %s/%s: %w", bucket, key, err)
+	}
+	var found bool
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		data := b.Get([]byte(key))
+		if data == nil {
+			return nil
+		}
+		found = true
+		// data is only valid inside the transaction; Unmarshal copies.
+		return json.Unmarshal(data, v)
+	})
+	if err != nil {
+		return false, fmt.Errorf("read %s/%s: %w", bucket, key, err)
+	}
+	return found, nil
+}
+
+// PutJSON stores v as JSON at bucket/key, creating the bucket if needed, in
+// one read-write transaction. A value that does not encode, or encodes to
+// more than 1 MiB, is refused and nothing is written.
+func (db *DB) PutJSON(bucket, key string, v any) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	if len(data) > maxRecordValue {
+		return fmt.Errorf("write %s/%s: record of %d bytes is larger than %d", bucket, key, len(data), maxRecordValue)
+	}
+	err = db.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		return b.Put([]byte(key), data)
+	})
+	if err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// DeleteJSON removes the record at bucket/key; a missing one is no error.
+func (db *DB) DeleteJSON(bucket, key string) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("delete %s/%s: %w", bucket, key, err)
+	}
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		return b.Delete([]byte(key))
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}

@@ -1,0 +1,62 @@
+package llamacpp_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/models/llamacpp"
+	"github.com/openclaw-edge/edge/models/llamacpp/runner"
+)
+
+// TestMain lets the test binary act as a runner process: the real one
+// (llama.cpp), or a fake engine for supervisor tests without a model.
+func TestMain(m *testing.M) {
+	switch os.Getenv("LLAMACPP_TEST_RUNNER") {
+	case "real":
+		os.Exit(runner.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	case "fake":
+		if err := runner.Serve(slowEngine{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func testCommand(kind string) func(args ...string) *exec.Cmd {
+	return func(args ...string) *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), "LLAMACPP_TEST_RUNNER="+kind)
+		return cmd
+	}
+}
+
+// slowEngine writes a word every 5 ms for up to 10 s.
+type slowEngine struct{}
+
+func (slowEngine) Info() llamacpp.ModelInfo         { return llamacpp.ModelInfo{Path: "fake", Slots: 1} }
+func (slowEngine) Close()                           {}
+func (slowEngine) Tokenize(s string) ([]int, error) { return []int{len(s)}, nil }
+func (slowEngine) Embed(context.Context, []string) ([][]float32, int, error) {
+	return nil, 0, fmt.Errorf("no")
+}
+func (slowEngine) Complete(ctx context.Context, req *llamacpp.Request, piece func(string)) (llamacpp.StopCause, llamacpp.RunUsage, error) {
+	if strings.Contains(req.Prompt, "quick") {
+		piece("done")
+		return llamacpp.StopEOS, llamacpp.RunUsage{Prompt: 3, Processed: 3, Generated: 1}, nil
+	}
+	for i := range 2000 {
+		select {
+		case <-ctx.Done():
+			return llamacpp.StopCancelled, llamacpp.RunUsage{Generated: i}, nil
+		case <-time.After(5 * time.Millisecond):
+		}
+		piece("word ")
+	}
+	return llamacpp.StopLength, llamacpp.RunUsage{Generated: 2000}, nil
+}

@@ -1,0 +1,342 @@
+// Package llamacpp is the local model provider (api "local"): GGUF files
+// run by llama.cpp in a runner process that the gateway supervises.
+//
+// The gateway never links llama.cpp into its own address space at run time
+// of a model: each loaded model is a child process (`openclaw-gateway
+// runner`, package runner), started on first use and stopped after an idle
+// keep-alive (default 10 minutes). If llama.cpp aborts or the kernel kills
+// the runner for memory, the turn fails with an "unreachable" model error —
+// the failover chain moves to the next model — and the next message starts
+// a fresh runner. Nothing is lost: the gateway has already committed the
+// inbound message.
+//
+// Prompts are rendered with the GGUF's own chat template (models/toolcall);
+// a model whose template cannot take tools gets prompt-based tool calling
+// (`<tools>` in the system prompt, `<tool_call>{…}</tool_call>` in the
+// output). Tool-call markup is parsed out of the stream as it arrives, so it
+// never reaches the user.
+//
+// The prefix cache is the runner's: each session keeps its KV cache in a
+// slot, and a follow-up turn decodes only its new tokens (usage reports
+// cached vs processed prompt tokens as CacheRead vs Input). The number of
+// slots follows models.local.cacheBudgetMB and the model's KV size per
+// token. The binding (ollama/llama v0.17.4) cannot save KV state to disk, so
+// a session evicted from its slot, or a model unloaded when idle, pays its
+// prompt again on the next turn.
+package llamacpp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/gguf"
+)
+
+// Config configures every local model of a gateway.
+type Config struct {
+	Runner RunnerOptions // Slots is computed per model from CacheBudgetMB
+	// KeepAlive is how long an idle model stays loaded (default 10 min;
+	// negative: never unload).
+	KeepAlive time.Duration
+	// CacheBudgetMB bounds the KV cache kept for sessions (default 512).
+	CacheBudgetMB int
+	// Command starts a runner process (default DefaultCommand).
+	Command func(args ...string) *exec.Cmd
+	Logger  *slog.Logger
+	// Sampling defaults for chat.
+	Temperature float32 // default 0.7; set NoSampling for greedy tests
+	Greedy      bool
+}
+
+// Pool owns the runner processes, one per model file.
+type Pool struct {
+	cfg   Config
+	mu    sync.Mutex
+	procs map[string]*process
+}
+
+// NewPool returns an empty pool; nothing starts until a model is used.
+func NewPool(cfg Config) *Pool {
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = 10 * time.Minute
+	}
+	if cfg.CacheBudgetMB <= 0 {
+		cfg.CacheBudgetMB = 512
+	}
+	if cfg.Runner.ContextLen <= 0 {
+		cfg.Runner.ContextLen = 4096
+	}
+	if cfg.Runner.BatchSize <= 0 {
+		cfg.Runner.BatchSize = 512
+	}
+	if cfg.Command == nil {
+		cfg.Command = DefaultCommand
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Temperature == 0 {
+		cfg.Temperature = 0.7
+	}
+	return &Pool{cfg: cfg, procs: make(map[string]*process)}
+}
+
+// Model returns the provider for a GGUF file. provider is the provider id
+// for messages and errors (usually "local"), name the model's name.
+func (p *Pool) Model(provider, name, path string) *Provider {
+	return &Provider{pool: p, provider: provider, name: name, path: path}
+}
+
+func (p *Pool) process(path string, opts RunnerOptions) *process {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr, ok := p.procs[path]; ok {
+		return pr
+	}
+	pr := &process{path: path, opts: opts, keepAlive: p.cfg.KeepAlive, command: p.cfg.Command, log: p.cfg.Logger}
+	p.procs[path] = pr
+	return pr
+}
+
+// Close unloads every model.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	procs := make([]*process, 0, len(p.procs))
+	for _, pr := range p.procs {
+		procs = append(procs, pr)
+	}
+	p.mu.Unlock()
+	for _, pr := range procs {
+		pr.stop()
+	}
+}
+
+// Loaded describes a running runner.
+type Loaded struct {
+	Path  string    `json:"path"`
+	PID   int       `json:"pid"`
+	Since time.Time `json:"since"`
+	Info  ModelInfo `json:"info"`
+}
+
+// Loaded lists the models that are loaded now.
+func (p *Pool) Loaded() []Loaded {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Loaded
+	for path, pr := range p.procs {
+		if pid, info, since, ok := pr.status(); ok {
+			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// Provider is one local model. It implements the agent's Model interface.
+type Provider struct {
+	pool           *Pool
+	provider, name string
+	path           string
+
+	once   sync.Once
+	meta   *gguf.File
+	fmt    format
+	proc   *process
+	setErr error
+}
+
+// setup reads the GGUF header once: template, KV size, slot count.
+func (m *Provider) setup() error {
+	m.once.Do(func() {
+		f, err := gguf.Open(m.path)
+		if err != nil {
+			m.setErr = err
+			return
+		}
+		m.meta = f
+		m.fmt, err = newFormat(f.ChatTemplate())
+		if err != nil {
+			m.setErr = fmt.Errorf("chat template of %s: %w", m.path, err)
+			return
+		}
+		opts := m.pool.cfg.Runner
+		opts.Slots = slots(f, opts.ContextLen, m.pool.cfg.CacheBudgetMB)
+		m.proc = m.pool.process(m.path, opts)
+	})
+	return m.setErr
+}
+
+// slots is how many sessions' KV caches fit the budget (1 to 8).
+func slots(f *gguf.File, ctxLen, budgetMB int) int {
+	arch := f.Architecture()
+	layers, _ := f.Uint(arch + ".block_count")
+	embd, _ := f.Uint(arch + ".embedding_length")
+	heads, _ := f.Uint(arch + ".attention.head_count")
+	kvHeads, ok := f.Uint(arch + ".attention.head_count_kv")
+	if !ok {
+		kvHeads = heads
+	}
+	if layers == 0 || embd == 0 || heads == 0 {
+		return 1
+	}
+	// K and V, f16, per layer, per token.
+	perToken := 2 * 2 * layers * embd / heads * kvHeads
+	perSlot := perToken * uint64(ctxLen)
+	n := int(uint64(budgetMB) << 20 / max(perSlot, 1))
+	return min(max(n, 1), 8)
+}
+
+func (m *Provider) modelError(kind engine.ErrorKind, format string, args ...any) *engine.ModelError {
+	return &engine.ModelError{Kind: kind, Provider: m.provider, Model: m.name, Message: fmt.Sprintf(format, args...)}
+}
+
+// classify turns a runner failure into a model error.
+func (m *Provider) classify(err error) error {
+	var me *engine.ModelError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &me):
+		return err
+	case errors.Is(err, context.Canceled):
+		return &engine.ModelError{Kind: engine.ErrAborted, Provider: m.provider, Model: m.name, Err: err}
+	case errors.Is(err, context.DeadlineExceeded):
+		return &engine.ModelError{Kind: engine.ErrTimeout, Provider: m.provider, Model: m.name, Err: err}
+	case errors.Is(err, errCrashed):
+		return &engine.ModelError{Kind: engine.ErrUnreachable, Provider: m.provider, Model: m.name,
+			Message: err.Error() + "; it starts again on the next message", Err: err}
+	case strings.Contains(err.Error(), "context overflow"):
+		return &engine.ModelError{Kind: engine.ErrContextOverflow, Provider: m.provider, Model: m.name, Message: err.Error(), Err: err}
+	}
+	return &engine.ModelError{Kind: engine.ErrInternal, Provider: m.provider, Model: m.name, Message: err.Error(), Err: err}
+}
+
+// Stream runs one chat completion.
+func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
+	if err := m.setup(); err != nil {
+		return m.modelError(engine.ErrNoModel, "%v", err)
+	}
+	prompt, parser, err := m.fmt.render(req)
+	if err != nil {
+		return m.modelError(engine.ErrBadRequest, "render the chat template: %v", err)
+	}
+	cfg := m.pool.cfg
+	r := Request{
+		Op: OpComplete, Session: req.SessionID, Prompt: prompt, MaxTokens: req.MaxTokens,
+		Temperature: cfg.Temperature, TopK: 40, TopP: 0.9, MinP: 0.05,
+	}
+	if cfg.Greedy {
+		r.Temperature = 0
+	}
+	var (
+		stop  StopCause
+		usage RunUsage
+	)
+	err = m.proc.call(ctx, r, func(rep Reply) bool {
+		switch rep.Type {
+		case ReplyPiece:
+			for _, ev := range parser.write(rep.Text) {
+				emit(ev)
+			}
+		case ReplyDone:
+			stop = rep.Stop
+			if rep.Usage != nil {
+				usage = *rep.Usage
+			}
+			return true
+		case ReplyError:
+			err = errors.New(rep.Error)
+			return true
+		}
+		return false
+	})
+	if err != nil {
+		return m.classify(err)
+	}
+	if stop == StopCancelled {
+		return m.classify(ctx.Err())
+	}
+	evs, calls := parser.close()
+	for _, ev := range evs {
+		emit(ev)
+	}
+	reason := engine.StopEnd
+	switch {
+	case calls > 0:
+		reason = engine.StopToolUse
+	case stop == StopLength || stop == StopContext:
+		reason = engine.StopLength
+	}
+	emit(engine.Event{Type: engine.EventMessageEnd, StopReason: reason, Usage: &engine.Usage{
+		Input: usage.Processed, CacheRead: usage.Cached, Output: usage.Generated,
+		TotalTokens: usage.Prompt + usage.Generated,
+	}})
+	return nil
+}
+
+// Embed returns one L2-normalised vector per text.
+func (m *Provider) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if err := m.setup(); err != nil {
+		return nil, m.modelError(engine.ErrNoModel, "%v", err)
+	}
+	var vecs [][]float32
+	var err error
+	cerr := m.proc.call(ctx, Request{Op: OpEmbed, Texts: texts}, func(rep Reply) bool {
+		switch rep.Type {
+		case ReplyEmbeddings:
+			vecs = rep.Vectors
+			return true
+		case ReplyError:
+			err = errors.New(rep.Error)
+			return true
+		}
+		return false
+	})
+	if cerr != nil {
+		return nil, m.classify(cerr)
+	}
+	if err != nil {
+		return nil, m.classify(err)
+	}
+	return vecs, nil
+}
+
+// Tokenize counts with the model's own tokenizer.
+func (m *Provider) Tokenize(ctx context.Context, text string) ([]int, error) {
+	if err := m.setup(); err != nil {
+		return nil, m.modelError(engine.ErrNoModel, "%v", err)
+	}
+	var toks []int
+	var err error
+	cerr := m.proc.call(ctx, Request{Op: OpTokenize, Text: text}, func(rep Reply) bool {
+		switch rep.Type {
+		case ReplyTokens:
+			toks = rep.Tokens
+			return true
+		case ReplyError:
+			err = errors.New(rep.Error)
+			return true
+		}
+		return false
+	})
+	if cerr != nil {
+		return nil, m.classify(cerr)
+	}
+	return toks, m.classify(err)
+}
+
+// Unload stops this model's runner now.
+func (m *Provider) Unload() {
+	if m.setup() == nil {
+		m.proc.stop()
+	}
+}
