@@ -251,6 +251,9 @@ func (p *pullProgress) update(done, total int64) {
 				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionSetPredictTime(true),
 				progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+				// No redraw goroutine for an unknown size: the spinner
+				// turns as bytes arrive, and nothing writes after Exit.
+				progressbar.OptionSetSpinnerChangeInterval(0),
 			)
 		}
 		_ = p.bar.Set64(done) // an error only means the bar could not be drawn
@@ -287,8 +290,7 @@ func (p *pullProgress) finish(ok bool) {
 		_ = p.bar.Finish()
 		return
 	}
-	_ = p.bar.Exit()
-	fmt.Fprintln(p.w)
+	_ = p.bar.Exit() // ends the line (OnCompletion)
 }
 
 func (a *app) modelsImportCmd() *cobra.Command {

@@ -29,6 +29,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"runtime"
 	"sync"
 
@@ -92,6 +93,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "runner:", ErrUnavailable)
 		return 1
 	}
+	// llama.cpp logs through slog's default level: keep only warnings, so
+	// the last stderr line (quoted when the runner dies) says something.
+	slog.SetLogLoggerLevel(slog.LevelWarn)
 	e, err := load(o)
 	if err != nil {
 		writeLine(stdout, llamacpp.Reply{Type: llamacpp.ReplyError, Error: err.Error()})
