@@ -24,6 +24,10 @@ import (
 // `openclaw-gateway` and `openclaw` as separate processes, so SIGKILL in a
 // script kills a real gateway process.
 func TestMain(m *testing.M) {
+	// The gateway starts local model runners as `<its binary> runner …`.
+	if len(os.Args) > 1 && os.Args[1] == "runner" {
+		os.Exit(execute(os.Args[1:]))
+	}
 	cmds := command.TestscriptCommands()
 	cmds["openclaw-gateway"] = func() { os.Exit(execute(os.Args[1:])) }
 	testscript.Main(m, cmds)

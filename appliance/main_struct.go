@@ -15,6 +15,8 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/gateway"
 	"github.com/openclaw-edge/edge/engine/session"
@@ -22,6 +24,9 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/engine/tool/exec"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
+	"github.com/openclaw-edge/edge/models/catalog"
+	"github.com/openclaw-edge/edge/models/failover"
+	"github.com/openclaw-edge/edge/models/llamacpp"
 )
 
 // version is set by the Makefile through -ldflags.
@@ -141,13 +146,46 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	sessions := session.NewManager(db, session.Config{DailyResetHour: daily, IdleMinutes: idle, Location: loc})
 
+	lr := cfg.LocalRunner()
+	modelsDir := lr.ModelsDir
+	if modelsDir == "" {
+		modelsDir = filepath.Join(m.StateDir, "models")
+	}
+	registry, err := catalog.Open(modelsDir)
+	if err != nil {
+		return fmt.Errorf("model registry: %w", err)
+	}
+	keepAlive := lr.KeepAlive
+	if keepAlive == 0 {
+		keepAlive = time.Nanosecond // "0": unload right after each reply
+	}
+	pool := llamacpp.NewPool(llamacpp.Config{
+		Runner:        llamacpp.RunnerOptions{Threads: lr.Threads, ContextLen: lr.ContextSize, BatchSize: lr.BatchSize, Mmap: lr.MMap},
+		KeepAlive:     keepAlive,
+		CacheBudgetMB: int(lr.CacheBudget >> 20),
+		Logger:        log,
+	})
+	defer pool.Close()
+	resolver := &models{
+		cfg: cfg, pool: pool, registry: registry, log: log,
+		providers: make(map[string]failover.Model),
+		cooldowns: failover.JSONStore(
+			func(k string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, k, v) },
+			func(k string, v any) error { return db.PutJSON(bolt.BucketCooldowns, k, v) }),
+	}
+
 	gw, err := gateway.New(gateway.Config{
-		Agents:          ags,
-		DefaultAgent:    cfg.DefaultAgentID(),
-		MainKey:         cfg.Session.MainKey,
-		Sessions:        sessions,
-		Tools:           reg,
-		Models:          newModels(cfg),
+		Agents:       ags,
+		DefaultAgent: cfg.DefaultAgentID(),
+		MainKey:      cfg.Session.MainKey,
+		Sessions:     sessions,
+		Tools:        reg,
+		Models:       resolver,
+		Status: func(st *api.Status) {
+			for _, l := range pool.Loaded() {
+				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: processRSS(l.PID)})
+			}
+		},
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
 		Version:         version,
 		StateDir:        m.StateDir,
@@ -168,7 +206,17 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	mux := http.NewServeMux()
+	modelsAPI := catalog.Handler(registry, catalog.HandlerOptions{})
+	mux.Handle(api.PathModels, modelsAPI)
+	mux.Handle(api.PathModels+"/", modelsAPI)
+	mux.Handle("/", gw.Handler())
+	// Requests (a model pull) end when the gateway stops; a cut pull
+	// resumes from its .part file next time.
+	baseCtx, cancelRequests := context.WithCancel(context.Background())
+	defer cancelRequests()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return baseCtx }}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	defer os.Remove(m.Socket)
@@ -183,6 +231,8 @@ func (m *Main) Run(ctx context.Context) error {
 	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
 	if defAgent.Model == "" {
 		log.Warn(strings.Join(strings.Fields(gateway.NoModelHelp), " "))
+	} else if _, _, _, err := resolver.Resolve([]string{defAgent.Model}, nil); err != nil {
+		log.Warn("the default model cannot answer yet: " + userText(err))
 	}
 	if m.Ready != nil {
 		m.Ready(m)
@@ -196,6 +246,7 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping) // best effort: not under systemd
+	cancelRequests()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdown); err != nil {
@@ -265,3 +316,29 @@ func orDefaults(s string) string {
 }
 
 var _ net.Listener = (*peerListener)(nil)
+
+// userText is the message of a model error without its kind prefix.
+func userText(err error) string {
+	var me *engine.ModelError
+	if errors.As(err, &me) && me.Message != "" {
+		return me.Message
+	}
+	return err.Error()
+}
+
+// processRSS reads a process's resident set size (Linux), or 0.
+func processRSS(pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			if _, err := fmt.Sscan(rest, &kb); err == nil {
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,74 +18,171 @@ import (
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/models/anthropic"
+	"github.com/openclaw-edge/edge/models/catalog"
+	"github.com/openclaw-edge/edge/models/failover"
+	"github.com/openclaw-edge/edge/models/gemini"
+	"github.com/openclaw-edge/edge/models/llamacpp"
+	"github.com/openclaw-edge/edge/models/ollama"
 	"github.com/openclaw-edge/edge/models/openai"
 )
 
-// models resolves "provider/model" references from the config, building each
-// provider's client once, on first use.
+// models resolves "provider/model" references from the config into failover
+// chains of providers, building each provider's client once, on first use:
+// local GGUF files through the runner pool, remote APIs as thin HTTP clients,
+// one candidate per auth profile so auth errors rotate profiles.
 type models struct {
-	cfg    *config.Config
-	client *http.Client // nil: each provider's default
+	cfg       *config.Config
+	pool      *llamacpp.Pool
+	registry  *catalog.Registry
+	cooldowns failover.Store
+	log       *slog.Logger
+	client    *http.Client // nil: each provider's default
 
 	mu        sync.Mutex
-	providers map[string]agent.Model
+	providers map[string]failover.Model // by provider id @ profile, or local path
 }
 
 var _ gateway.Models = (*models)(nil)
 
-func newModels(cfg *config.Config) *models {
-	return &models{cfg: cfg, providers: make(map[string]agent.Model)}
-}
-
 func (m *models) Refs() []string {
-	var refs []string
+	refs := []string{}
 	for id, p := range m.cfg.Models.Providers {
 		for _, d := range p.Models {
 			refs = append(refs, id+"/"+d.ID)
 		}
 	}
+	if m.registry != nil {
+		for _, e := range m.registry.List() {
+			refs = append(refs, e.Ref())
+		}
+	}
 	slices.Sort(refs)
-	return refs
+	return slices.Compact(refs)
 }
 
-func (m *models) Resolve(ref string) (agent.Model, gateway.ModelInfo, error) {
+func (m *models) Resolve(refs []string, onSwitch func(gateway.Switch)) (agent.Model, gateway.ModelInfo, func() string, error) {
+	var (
+		chain   []failover.Candidate
+		primary gateway.ModelInfo
+	)
+	for i, ref := range refs {
+		cands, info, err := m.candidates(ref)
+		if err != nil {
+			if len(refs) == 1 {
+				return nil, info, nil, err
+			}
+			// An unusable link (a model file not installed, an api this
+			// build lacks) fails over like an unreachable one.
+			var me *engine.ModelError
+			if !errors.As(err, &me) {
+				me = &engine.ModelError{Kind: engine.ErrUnreachable, Message: err.Error()}
+			}
+			down := *me
+			down.Kind = engine.ErrUnreachable
+			cands = []failover.Candidate{{Ref: ref, Model: failingModel{&down}}}
+			info = gateway.ModelInfo{Ref: ref}
+		}
+		if i == 0 {
+			primary = info
+		}
+		chain = append(chain, cands...)
+	}
+	ac := m.cfg.Auth.Cooldowns
+	c := failover.New(failover.Config{
+		BillingBackoff: ac.BillingBackoff(), BillingMax: ac.BillingMax(), FailureWindow: ac.FailureWindow(),
+		Store: m.cooldowns, Logger: m.log,
+	}, chain, func(s failover.Switch) {
+		if onSwitch != nil {
+			onSwitch(gateway.Switch{From: s.From, To: s.To, Reason: string(s.Reason), Detail: s.Detail})
+		}
+	})
+	return c, primary, c.Answered, nil
+}
+
+// failingModel is a chain link that cannot serve.
+type failingModel struct{ err error }
+
+func (f failingModel) Stream(context.Context, *engine.ChatRequest, func(engine.Event)) error {
+	return f.err
+}
+
+// candidates returns the chain links of one ref: one per auth profile.
+func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo, error) {
 	pid, mid, err := config.SplitModel(ref)
 	if err != nil {
-		return nil, gateway.ModelInfo{}, &engine.ModelError{Kind: engine.ErrNoModel, Message: err.Error()}
+		return nil, gateway.ModelInfo{Ref: ref}, &engine.ModelError{Kind: engine.ErrNoModel, Message: err.Error()}
 	}
 	prov, def, err := m.cfg.ModelDef(ref)
 	if err != nil {
-		return nil, gateway.ModelInfo{}, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Model: mid, Message: err.Error()}
+		return nil, gateway.ModelInfo{Ref: ref}, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Model: mid, Message: err.Error()}
 	}
 	info := gateway.ModelInfo{
 		Ref: pid + "/" + def.ID, Provider: pid, ID: def.ID, API: prov.API,
 		ContextWindow: def.ContextWindow, MaxTokens: def.MaxTokens, Local: prov.API == config.APILocal,
 	}
+	if info.Local {
+		path := def.Path
+		if path == "" {
+			if path, err = m.registry.Path(mid); err != nil {
+				return nil, info, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Model: mid, Message: err.Error()}
+			}
+		}
+		lr := m.cfg.LocalRunner()
+		if info.ContextWindow == 0 || info.ContextWindow > lr.ContextSize {
+			info.ContextWindow = lr.ContextSize
+		}
+		m.mu.Lock()
+		p, ok := m.providers[path]
+		if !ok {
+			p = m.pool.Model(pid, mid, path)
+			m.providers[path] = p
+		}
+		m.mu.Unlock()
+		return []failover.Candidate{{Ref: info.Ref, Provider: pid, Model: p, ModelID: def.ID}}, info, nil
+	}
+	profiles := m.cfg.AuthProfiles(pid)
+	if len(profiles) == 0 {
+		profiles = []config.AuthProfile{{APIKey: prov.APIKey}}
+	}
+	var cands []failover.Candidate
+	for _, ap := range profiles {
+		p, err := m.provider(pid, ap.ID, prov, ap.APIKey)
+		if err != nil {
+			return nil, info, err
+		}
+		cands = append(cands, failover.Candidate{Ref: info.Ref, Provider: pid, Profile: ap.ID, Model: p, ModelID: def.ID})
+	}
+	return cands, info, nil
+}
+
+// provider builds (once) the client of one provider and auth profile.
+func (m *models) provider(pid, profile string, prov config.Provider, key string) (failover.Model, error) {
+	id := pid + "@" + profile
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p, ok := m.providers[pid]; ok {
-		return p, info, nil
+	if p, ok := m.providers[id]; ok {
+		return p, nil
 	}
-	var p agent.Model
+	var p failover.Model
 	switch prov.API {
 	case config.APIOpenAICompletions:
-		p = openai.New(openai.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: prov.APIKey, Headers: prov.Headers, HTTPClient: m.client})
-	case config.APIOllama:
-		// Until the native Ollama client lands, speak Ollama's
-		// OpenAI-compatible endpoint.
-		base := strings.TrimSuffix(prov.BaseURL, "/")
-		if base == "" {
-			base = "http://127.0.0.1:11434"
-		}
-		p = openai.New(openai.Config{ProviderID: pid, BaseURL: base + "/v1", APIKey: prov.APIKey, Headers: prov.Headers, HTTPClient: m.client})
+		p = openai.New(openai.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: key, Headers: prov.Headers, HTTPClient: m.client})
 	case config.APIAnthropicMessages:
-		p = anthropic.New(anthropic.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: prov.APIKey, Headers: prov.Headers, HTTPClient: m.client})
+		p = anthropic.New(anthropic.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: key, Headers: prov.Headers, HTTPClient: m.client})
+	case config.APIGemini:
+		p = gemini.New(gemini.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: key, Headers: prov.Headers, HTTPClient: m.client})
+	case config.APIOllama:
+		op, err := ollama.New(ollama.Config{ProviderID: pid, BaseURL: prov.BaseURL, APIKey: key, Headers: prov.Headers, HTTPClient: m.client})
+		if err != nil {
+			return nil, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Message: err.Error()}
+		}
+		p = op
 	default:
-		return nil, info, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Model: mid,
-			Message: fmt.Sprintf("provider api %q is not available in this build of the gateway yet", prov.API)}
+		return nil, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid,
+			Message: fmt.Sprintf("provider api %q is not available in this build of the gateway", prov.API)}
 	}
-	m.providers[pid] = p
-	return p, info, nil
+	m.providers[id] = p
+	return p, nil
 }
 
 // agents turns the config's agents into the gateway's, with their tool policy
@@ -120,6 +219,7 @@ func agents(cfg *config.Config, reg *tool.Registry) ([]gateway.Agent, error) {
 			Name:              ra.Name,
 			Workspace:         ra.Workspace,
 			Model:             ra.Model.Primary,
+			Fallbacks:         ra.Model.Fallbacks,
 			Allowed:           policy.Allowed(layers, tool.ExpandGroup),
 			PromptMode:        prompt.Mode(ra.PromptMode),
 			MaxTurns:          ra.MaxTurns,

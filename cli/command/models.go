@@ -230,6 +230,7 @@ type pullProgress struct {
 	bar      *progressbar.ProgressBar
 	started  bool
 	lastStep int64 // plain lines: the last 10 % step (or 100 MB step) printed
+	base     int64 // bar: bytes already there when the pull resumed
 	done     int64
 	total    int64
 }
@@ -243,10 +244,21 @@ func (p *pullProgress) update(done, total int64) {
 	p.started, p.done, p.total = true, done, total
 	if p.tty {
 		if p.bar == nil {
-			p.bar = progressbar.NewOptions64(total,
+			// A resumed download's bar counts only what is left, so the
+			// speed and time estimate are right.
+			desc, max := "pulling "+p.label, total
+			if done > 0 {
+				p.base = done
+				if total > 0 {
+					desc = fmt.Sprintf("pulling %s (resumed at %d%%)", p.label, done*100/total)
+					max = total - done
+				}
+			}
+			p.bar = progressbar.NewOptions64(max,
 				progressbar.OptionSetWriter(p.w),
-				progressbar.OptionSetDescription("pulling "+p.label),
+				progressbar.OptionSetDescription(desc),
 				progressbar.OptionShowBytes(true),
+				progressbar.OptionShowCount(),
 				progressbar.OptionSetWidth(30),
 				progressbar.OptionThrottle(100*time.Millisecond),
 				progressbar.OptionSetPredictTime(true),
@@ -256,7 +268,7 @@ func (p *pullProgress) update(done, total int64) {
 				progressbar.OptionSetSpinnerChangeInterval(0),
 			)
 		}
-		_ = p.bar.Set64(done) // an error only means the bar could not be drawn
+		_ = p.bar.Set64(done - p.base) // an error only means the bar could not be drawn
 		return
 	}
 	if first && done > 0 {

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,31 @@ func TestModelFormats(t *testing.T) {
 	}
 	if got := pullLabel("https://h/r/resolve/main/M.gguf", ""); got != "M.gguf" {
 		t.Errorf("pullLabel = %s", got)
+	}
+}
+
+// TestModelsExitCodes: gateway errors exit 1, usage errors 2.
+func TestModelsExitCodes(t *testing.T) {
+	g, err := startFakeGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"models", "list"}, 0},
+		{[]string{"models", "info", "mine"}, 1},
+		{[]string{"models", "pull", "nope"}, 1},
+		{[]string{"models", "pull"}, 2},
+		{[]string{"models", "import", "a", "b"}, 2},
+		{[]string{"models", "rm", "--frob", "x"}, 2},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"--socket", g.socket}, tt.args...), strings.NewReader(""), &stdout, &stderr)
+		if code != tt.code {
+			t.Errorf("%v: exit %d, want %d; stderr %s", tt.args, code, tt.code, stderr.String())
+		}
 	}
 }

@@ -142,6 +142,21 @@ type Status struct {
 	LastModel     string    `json:"lastModel,omitempty"` // the model that answered last
 	LastError     string    `json:"lastError,omitempty"`
 	LastErrorAt   time.Time `json:"lastErrorAt,omitzero"`
+	// LastFailover says which model took over from which, and why.
+	LastFailover   string    `json:"lastFailover,omitempty"`
+	LastFailoverAt time.Time `json:"lastFailoverAt,omitzero"`
+	// Runners are the local models loaded now (one process each).
+	Runners []Runner `json:"runners,omitempty"`
+}
+
+// Runner is a loaded local model.
+type Runner struct {
+	Model      string    `json:"model"` // GGUF path
+	PID        int       `json:"pid"`
+	Since      time.Time `json:"since"`
+	Slots      int       `json:"slots"`      // sessions whose KV cache is kept
+	ContextLen int       `json:"contextLen"` // tokens per session
+	RSSBytes   int64     `json:"rssBytes"`
 }
 
 // SessionInfo is one row of `openclaw sessions list`.

@@ -73,7 +73,7 @@ func (s *stamp) Stream(_ context.Context, _ *engine.ChatRequest, emit func(engin
 
 type stampModels struct{ m *stamp }
 
-func (s stampModels) Resolve(ref string) (agent.Model, ModelInfo, error) {
-	return s.m, ModelInfo{Ref: ref, Provider: "fake", ID: "model", ContextWindow: 128000}, nil
+func (s stampModels) Resolve(refs []string, _ func(Switch)) (agent.Model, ModelInfo, func() string, error) {
+	return s.m, ModelInfo{Ref: refs[0], Provider: "fake", ID: "model", ContextWindow: 128000}, func() string { return "" }, nil
 }
 func (s stampModels) Refs() []string { return []string{"fake/model"} }

@@ -121,7 +121,7 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		override := args
 		if args == "default" {
 			override = ""
-		} else if _, _, err := g.cfg.Models.Resolve(args); err != nil {
+		} else if _, _, _, err := g.cfg.Models.Resolve([]string{args}, nil); err != nil {
 			return nil, badRequest(fmt.Sprintf("unknown model %q: %v (available: %s)", args, err, strings.Join(g.cfg.Models.Refs(), ", ")))
 		}
 		if _, err := g.updateSession(ag, key, func(e *session.Entry) error { e.ModelOverride = override; return nil }); err != nil {
@@ -185,6 +185,12 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 		model = "none configured"
 	}
 	fmt.Fprintf(&b, "Model: %s", model)
+	if st.LastFailover != "" {
+		fmt.Fprintf(&b, "\nLast failover (%s): %s", st.LastFailoverAt.Format(time.RFC3339), st.LastFailover)
+	}
+	for _, r := range st.Runners {
+		fmt.Fprintf(&b, "\nLocal model loaded: %s (pid %d, %d session slots × %d tokens)", r.Model, r.PID, r.Slots, r.ContextLen)
+	}
 	if st.LastError != "" {
 		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)
 	}

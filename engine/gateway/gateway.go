@@ -17,6 +17,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,6 +34,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
 // ModelInfo describes a resolved model.
@@ -46,9 +48,20 @@ type ModelInfo struct {
 	Local         bool
 }
 
+// Switch is one failover from a model to the next in the chain.
+type Switch struct {
+	From, To string // "provider/model" (with "@profile" when auth profiles rotate)
+	Reason   string // the error kind that caused it, e.g. "unreachable"
+	Detail   string
+}
+
 // Models resolves "provider/model" references to callable models.
 type Models interface {
-	Resolve(ref string) (agent.Model, ModelInfo, error)
+	// Resolve returns a model that tries refs in order (primary first,
+	// then fallbacks; DESIGN.md §7), calling onSwitch (which may be nil) at
+	// every failover, the info of the primary, and a func reporting which
+	// ref answered last. A single unusable ref is an error.
+	Resolve(refs []string, onSwitch func(Switch)) (agent.Model, ModelInfo, func() string, error)
 	// Refs lists every configured model reference, for /model.
 	Refs() []string
 }
@@ -56,8 +69,9 @@ type Models interface {
 // Agent is one configured agent, resolved by the wiring.
 type Agent struct {
 	ID, Name  string
-	Workspace string // absolute
-	Model     string // primary "provider/model"; "" when none is configured
+	Workspace string   // absolute
+	Model     string   // primary "provider/model"; "" when none is configured
+	Fallbacks []string // tried in order when the primary cannot answer
 	// Allowed reports whether the agent's tool policy allows a tool.
 	Allowed           func(name string) bool
 	PromptMode        prompt.Mode
@@ -84,6 +98,9 @@ type Config struct {
 	Socket          string
 	Logger          *slog.Logger
 	Now             func() time.Time
+	// Status, if set, adds what only the wiring knows (loaded local
+	// models) to the gateway's status.
+	Status func(*api.Status)
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -95,13 +112,15 @@ type Gateway struct {
 	started time.Time
 	host    string
 
-	mu        sync.Mutex
-	running   map[engine.SessionKey]context.CancelFunc
-	pending   map[string]*pendingApproval
-	lastError string
-	lastErrAt time.Time
-	lastModel string
-	active    int
+	mu           sync.Mutex
+	running      map[engine.SessionKey]context.CancelFunc
+	pending      map[string]*pendingApproval
+	lastError    string
+	lastErrAt    time.Time
+	lastModel    string
+	lastFailover string
+	lastFoAt     time.Time
+	active       int
 }
 
 // New checks cfg and returns a Gateway.
@@ -284,7 +303,23 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 	if ref == "" {
 		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp})
 	}
-	model, info, err := g.cfg.Models.Resolve(ref)
+	onSwitch := func(sw Switch) {
+		text := fmt.Sprintf("%s → %s (%s)", sw.From, sw.To, sw.Reason)
+		if sw.Detail != "" {
+			text += ": " + sw.Detail
+		}
+		emit(api.Event{Type: api.EventFailover, Text: text})
+		data, _ := json.Marshal(sw) // plain strings
+		entry := transcript.Entry{Type: transcript.EntryCustom, CustomType: FailoverEntryType, Data: data}
+		if _, err := g.cfg.Sessions.AppendEntries(ag.ID, key, entry); err != nil {
+			g.log.Error("could not record a failover", "session", key, "err", err)
+		}
+		g.mu.Lock()
+		g.lastFailover, g.lastFoAt = text, g.cfg.Now()
+		g.mu.Unlock()
+		g.log.Warn("model failover", "session", key, "from", sw.From, "to", sw.To, "reason", sw.Reason, "detail", sw.Detail)
+	}
+	model, info, answered, err := g.cfg.Models.Resolve(append([]string{ref}, ag.Fallbacks...), onSwitch)
 	if err != nil {
 		return nil, g.failTurn(ag, key, res, err)
 	}
@@ -333,6 +368,12 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 			}
 		},
 		Message: func(m engine.Message) error {
+			if m.Role == engine.RoleAssistant {
+				// Stamp the model that really answered (after a failover).
+				if a := answered(); a != "" {
+					m.Provider, m.Model, _ = strings.Cut(refOnly(a), "/")
+				}
+			}
 			_, err := g.cfg.Sessions.Append(ag.ID, key, m)
 			return err
 		},
@@ -361,11 +402,14 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 		}
 	}
 	reply := delivery.Parse(out.Text)
-	if err := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, info.Ref); err != nil {
+	if a := answered(); a != "" {
+		res.Model = refOnly(a)
+	}
+	if err := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, res.Model); err != nil {
 		return nil, g.internal("finish the turn", err)
 	}
 	g.mu.Lock()
-	g.lastModel = info.Ref
+	g.lastModel = res.Model
 	g.mu.Unlock()
 	res.Suppressed = reply.Silent
 	if !reply.Silent {
@@ -373,6 +417,16 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 		res.Media = reply.Media
 	}
 	return res, nil
+}
+
+// FailoverEntryType is the customType of the transcript entry that records
+// a failover (data: a Switch).
+const FailoverEntryType = "openclaw.failover"
+
+// refOnly drops the "@profile" of a failover label.
+func refOnly(label string) string {
+	ref, _, _ := strings.Cut(label, "@")
+	return ref
 }
 
 // NoModelHelp is the reply when no model is configured.

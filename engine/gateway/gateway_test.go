@@ -81,13 +81,37 @@ func fail(err error) step {
 	return func(context.Context, *engine.ChatRequest, func(engine.Event)) error { return err }
 }
 
-type fakeModels struct{ m *fakeModel }
+type fakeModels struct {
+	m *fakeModel
+	// switchTo, when set, makes every turn fail over to it first.
+	switchTo string
+}
 
-func (f fakeModels) Resolve(ref string) (agent.Model, ModelInfo, error) {
+func (f fakeModels) Resolve(refs []string, onSwitch func(Switch)) (agent.Model, ModelInfo, func() string, error) {
+	ref := refs[0]
 	if ref != "fake/model" {
-		return nil, ModelInfo{}, &engine.ModelError{Kind: engine.ErrNoModel, Message: "unknown model " + ref}
+		return nil, ModelInfo{}, nil, &engine.ModelError{Kind: engine.ErrNoModel, Message: "unknown model " + ref}
 	}
-	return f.m, ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 32000}, nil
+	answered := ""
+	var model agent.Model = f.m
+	if f.switchTo != "" {
+		model = switching{f.m, func() {
+			onSwitch(Switch{From: ref, To: f.switchTo, Reason: "unreachable", Detail: "connection refused"})
+			answered = f.switchTo
+		}}
+	}
+	return model, ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 32000}, func() string { return answered }, nil
+}
+
+// switching announces a failover, then lets the next model answer.
+type switching struct {
+	next agent.Model
+	sw   func()
+}
+
+func (s switching) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
+	s.sw()
+	return s.next.Stream(ctx, req, emit)
 }
 func (f fakeModels) Refs() []string { return []string{"fake/model"} }
 
@@ -119,7 +143,7 @@ func newHarness(t *testing.T, modelRef string, allowed func(string) bool, steps 
 		Agents:          []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: modelRef, Allowed: allowed, MaxTurns: 5}},
 		Sessions:        sessions,
 		Tools:           reg,
-		Models:          fakeModels{m},
+		Models:          fakeModels{m: m},
 		ApprovalTimeout: 2 * time.Second,
 		Version:         "test",
 	})
@@ -545,5 +569,41 @@ func TestBadRequests(t *testing.T) {
 	}
 	if n := len(h.model.requests()); n != 0 {
 		t.Errorf("model called %d times", n)
+	}
+}
+
+func TestFailoverIsRecorded(t *testing.T) {
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.Models = fakeModels{m: h.model, switchTo: "other/model"}
+	res, evs, err := h.send(t, "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Model != "other/model" {
+		t.Errorf("answered by %q", res.Model)
+	}
+	var saw bool
+	for _, ev := range evs {
+		saw = saw || ev.Type == api.EventFailover && strings.Contains(ev.Text, "fake/model → other/model (unreachable)")
+	}
+	if !saw {
+		t.Errorf("no failover event in %+v", evs)
+	}
+	if got := strings.Join(h.entryRoles(t), " "); got != "user custom assistant" {
+		t.Errorf("transcript = %s", got)
+	}
+	_, entries, _ := h.sessions.History("main", "agent:main:main")
+	if e := entries[1]; e.CustomType != FailoverEntryType || !strings.Contains(string(e.Data), "other/model") {
+		t.Errorf("failover entry = %+v", e)
+	}
+	if m := entries[2].Message; m.Provider != "other" || m.Model != "model" {
+		t.Errorf("assistant stamped %s/%s", m.Provider, m.Model)
+	}
+	st := h.g.Status()
+	if !strings.Contains(st.LastFailover, "other/model") || st.LastModel != "other/model" {
+		t.Errorf("status = %+v", st)
+	}
+	if res, _, _ := h.send(t, "/status"); !strings.Contains(res.Reply, "Last failover") {
+		t.Errorf("/status = %q", res.Reply)
 	}
 }

@@ -50,19 +50,24 @@ func (g *Gateway) Handler() http.Handler {
 func (g *Gateway) Status() api.Status {
 	g.mu.Lock()
 	st := api.Status{
-		Version:      g.cfg.Version,
-		APIVersion:   api.Version,
-		PID:          os.Getpid(),
-		StartedAt:    g.started,
-		StateDir:     g.cfg.StateDir,
-		Socket:       g.cfg.Socket,
-		DefaultAgent: g.cfg.DefaultAgent,
-		ActiveTurns:  g.active,
-		LastModel:    g.lastModel,
-		LastError:    g.lastError,
-		LastErrorAt:  g.lastErrAt,
+		Version:        g.cfg.Version,
+		APIVersion:     api.Version,
+		PID:            os.Getpid(),
+		StartedAt:      g.started,
+		StateDir:       g.cfg.StateDir,
+		Socket:         g.cfg.Socket,
+		DefaultAgent:   g.cfg.DefaultAgent,
+		ActiveTurns:    g.active,
+		LastModel:      g.lastModel,
+		LastError:      g.lastError,
+		LastErrorAt:    g.lastErrAt,
+		LastFailover:   g.lastFailover,
+		LastFailoverAt: g.lastFoAt,
 	}
 	g.mu.Unlock()
+	if g.cfg.Status != nil {
+		g.cfg.Status(&st)
+	}
 	st.UptimeSeconds = g.cfg.Now().Sub(g.started).Seconds()
 	st.RSSBytes = rss()
 	st.Model = g.agents[g.cfg.DefaultAgent].Model

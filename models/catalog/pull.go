@@ -82,7 +82,7 @@ func (r *Registry) PullAs(ctx context.Context, ref, name string, progress func(d
 	if !e.Verified {
 		_, e.Verified = r.matchHash(sum)
 	}
-	if err := r.add(e); err != nil {
+	if err := r.add(e, false); err != nil {
 		return Entry{}, err
 	}
 	return e, nil

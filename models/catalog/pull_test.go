@@ -110,6 +110,14 @@ func TestPullCatalog(t *testing.T) {
 	if len(fx.hf.seenRanges()) != n {
 		t.Error("second Pull downloaded again")
 	}
+	// A registered file that vanished is downloaded again.
+	os.Remove(e.Path)
+	if again, err := fx.reg.Pull(context.Background(), "stories", nil); err != nil || again.Path != e.Path {
+		t.Errorf("Pull after the file vanished = %+v, %v", again, err)
+	}
+	if _, err := os.Stat(e.Path); err != nil {
+		t.Error(err)
+	}
 	reopened, err := catalog.New(catalog.Config{Dir: fx.reg.Dir()})
 	if err != nil {
 		t.Fatal(err)

@@ -336,8 +336,8 @@ func inspect(path string) (Entry, error) {
 // one from the file name). With copy it is copied into the models
 // directory; otherwise it is registered where it is and must stay there.
 // A file that is not a valid, complete GGUF model is refused and nothing is
-// registered. Importing the same file under the same name again returns
-// the existing entry.
+// registered. Importing the same path under the same name again refreshes
+// the entry; a name whose file is gone may be imported from anywhere.
 func (r *Registry) Import(path, name string, copy bool) (Entry, error) {
 	if path == "" {
 		return Entry{}, invalidf("import: no file given")
@@ -364,16 +364,15 @@ func (r *Registry) Import(path, name string, copy bool) (Entry, error) {
 	if err != nil {
 		return Entry{}, fmt.Errorf("import: %w", err)
 	}
-	if prev, ok := r.Get(name); ok {
-		if samePath(prev.Path, real) || samePath(prev.Path, path) {
-			return prev, nil
-		}
-		if !copy {
-			return Entry{}, r.existsError(prev)
-		}
-		// A copy of the same bytes is the same model.
-		if sum, err := hashFile(path); err == nil && sum == prev.SHA256 {
-			return prev, nil
+	// A name may be imported again from the same path (the entry is
+	// refreshed) or when its file is gone; a copy of the same bytes is the
+	// same model.
+	prev, replace := r.Get(name)
+	if replace && !samePath(prev.Path, real) && !samePath(prev.Path, path) && fileExists(prev.Path) {
+		if copy {
+			if sum, err := hashFile(path); err == nil && sum == prev.SHA256 {
+				return prev, nil
+			}
 		}
 		return Entry{}, r.existsError(prev)
 	}
@@ -392,7 +391,8 @@ func (r *Registry) Import(path, name string, copy bool) (Entry, error) {
 		return Entry{}, err
 	}
 	var sum string
-	if copy && !samePath(dest, real) {
+	copied := copy && !samePath(dest, real)
+	if copied {
 		if _, err := os.Lstat(dest); err == nil {
 			return Entry{}, fmt.Errorf("%w: %s already exists in the models directory: import it without --copy, or remove it first", ErrExists, dest)
 		}
@@ -411,8 +411,8 @@ func (r *Registry) Import(path, name string, copy bool) (Entry, error) {
 	}
 	e.Name, e.SHA256, e.Source, e.AddedAt = name, sum, SourceImport, r.cfg.Now().UTC()
 	_, e.Verified = r.matchHash(sum)
-	if err := r.add(e); err != nil {
-		if copy {
+	if err := r.add(e, replace); err != nil {
+		if copied {
 			os.Remove(dest)
 		}
 		return Entry{}, err
@@ -425,11 +425,12 @@ func (r *Registry) existsError(prev Entry) error {
 		ErrExists, prev.Name, prev.Path, prev.Name)
 }
 
-// add registers e, refusing a name taken by another file.
-func (r *Registry) add(e Entry) error {
+// add registers e, refusing a name taken by another file that still exists
+// unless replace is set.
+func (r *Registry) add(e Entry, replace bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if prev, ok := r.entries[e.Name]; ok && !samePath(prev.Path, e.Path) {
+	if prev, ok := r.entries[e.Name]; ok && !replace && !samePath(prev.Path, e.Path) && fileExists(prev.Path) {
 		return r.existsError(prev)
 	}
 	r.entries[e.Name] = e
@@ -501,6 +502,11 @@ func samePath(a, b string) bool {
 	fa, err1 := os.Stat(a)
 	fb, err2 := os.Stat(b)
 	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 func hashFile(path string) (string, error) {

@@ -227,6 +227,17 @@ func TestPathErrors(t *testing.T) {
 	if !errors.Is(err, catalog.ErrNotInstalled) || !strings.Contains(err.Error(), `model "m" is registered but its file `+p+` is missing`) {
 		t.Errorf("Path(m) = %v", err)
 	}
+	// As the message says, it can be imported again from anywhere.
+	p2 := filepath.Join(t.TempDir(), "m2.gguf")
+	gguftest.Model("m2", 512).WriteFile(t, p2)
+	if e, err := r.Import(p2, "m", false); err != nil || e.Path != p2 || e.ContextLength != 512 {
+		t.Errorf("re-import = %+v, %v", e, err)
+	}
+	// The same path again refreshes the entry when the file changed.
+	gguftest.Model("m2", 1024).WriteFile(t, p2)
+	if e, err := r.Import(p2, "m", false); err != nil || e.ContextLength != 1024 {
+		t.Errorf("refresh = %+v, %v", e, err)
+	}
 }
 
 func TestIndexDamaged(t *testing.T) {

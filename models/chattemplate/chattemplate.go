@@ -209,6 +209,11 @@ func (t *Template) Source() string { return t.source }
 // still works; the output then asks for <tool_call> blocks, which Parse
 // accepts in every family.
 func (t *Template) Render(in Input) (string, error) {
+	for _, tool := range in.Tools {
+		if len(tool.Parameters) > 0 && !json.Valid(tool.Parameters) {
+			return "", fmt.Errorf("render chat template: tool %q: parameters are not valid JSON", tool.Name)
+		}
+	}
 	out, err := t.render(in, modeAdapt)
 	if err != nil && t.supportsTools {
 		if alt, altErr := t.render(in, modePromptTools); altErr == nil {
@@ -313,8 +318,8 @@ func (t *Template) render(in Input, mode int) (out string, err error) {
 // cleanError shortens gonja's errors, which quote the whole template source.
 func cleanError(err error) string {
 	s := err.Error()
-	if len(s) > 6000 {
-		s = s[:300] + " … " + s[len(s)-300:]
+	if len(s) > 800 {
+		s = s[:400] + " … " + s[len(s)-400:]
 	}
 	return s
 }

@@ -58,6 +58,7 @@ func newEnvironment() *exec.Environment {
 	}))
 
 	ctx := exec.EmptyContext().Update(builtins.GlobalFunctions).Update(builtins.GlobalVariables)
+	ctx.Set("range", rangeList)
 
 	return &exec.Environment{
 		Context:           ctx,
@@ -79,6 +80,47 @@ func must(err error) {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// maxRange bounds range(): gonja's own feeds a goroutine through a channel
+// with no bound, and a template from a model file could ask for billions.
+const maxRange = 1 << 16
+
+// rangeList is Python's range as a list.
+func rangeList(va *exec.VarArgs) ([]int, error) {
+	var start, stop, step = 0, 0, 1
+	for _, a := range va.Args {
+		if !a.IsInteger() {
+			return nil, errors.New("range() takes integers")
+		}
+	}
+	switch len(va.Args) {
+	case 1:
+		stop = va.Args[0].Integer()
+	case 2:
+		start, stop = va.Args[0].Integer(), va.Args[1].Integer()
+	case 3:
+		start, stop, step = va.Args[0].Integer(), va.Args[1].Integer(), va.Args[2].Integer()
+	default:
+		return nil, errors.New("range() takes 1 to 3 arguments")
+	}
+	if step == 0 {
+		return nil, errors.New("range() step must not be zero")
+	}
+	n := 0
+	if step > 0 && stop > start {
+		n = (stop - start + step - 1) / step
+	} else if step < 0 && stop < start {
+		n = (start - stop - step - 1) / -step
+	}
+	if n > maxRange {
+		return nil, fmt.Errorf("range() of %d items is more than the %d allowed", n, maxRange)
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = start + i*step
+	}
+	return out, nil
 }
 
 // filterToJSON is HF's tojson(x, ensure_ascii=False, indent=None,

@@ -51,6 +51,7 @@ func TestHFLayer(t *testing.T) {
 		{"dict methods", `{% set d = {"z": 1, "a": 2} %}{{ d.get("a") }} {{ d.get("q", "def") }} {{ d.keys() | join(",") }} {% for k, v in d.items() %}{{ k }}{{ v }}{% endfor %}`, "", "2 def z,a z1a2"},
 		{"namespace", `{% set ns = namespace(n=0) %}{% for i in [1, 2, 3] %}{% set ns.n = ns.n + i %}{% endfor %}{{ ns.n }}`, "", "6"},
 		{"loop controls", `{% for i in [1, 2, 3, 4] %}{% if i == 2 %}{% continue %}{% endif %}{% if i == 4 %}{% break %}{% endif %}{{ i }}{% endfor %}`, "", "13"},
+		{"range", `{% for i in range(3) %}{{ i }}{% endfor %}|{{ range(1, 7, 2) | join(",") }}|{{ range(5, 0, -2) | join(",") }}`, "", "012|1,3,5|5,3,1"},
 		{"reverse slice", `{% for i in [1, 2, 3][::-1] %}{{ i }}{% endfor %}`, "", "321"},
 		{"is false is true", `{{ false is false }} {{ none is false }} {{ true is true }} {{ 1 is true }}`, "", "True False True False"},
 		{"trim_blocks", "{% if true %}\nx\n{% endif %}\n", "", "x\n"},
@@ -157,7 +158,8 @@ func TestParseErrors(t *testing.T) {
 func TestGuards(t *testing.T) {
 	tests := []struct{ name, src, want string }{
 		{"macro recursion", `{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}`, "recursion"},
-		{"output size", `{% for i in range(70000) %}` + strings.Repeat("x", 64) + `{% endfor %}`, "output exceeds"},
+		{"output size", `{% for i in range(65000) %}` + strings.Repeat("x", 80) + `{% endfor %}`, "output exceeds"},
+		{"huge range", `{% for i in range(1000000000) %}x{% endfor %}`, "more than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -205,6 +207,25 @@ func TestRenderFallback(t *testing.T) {
 	if !strings.Contains(out, "# Tools") || !strings.Contains(out, `"name": "when"`) {
 		t.Errorf("fallback output lacks the prompt-based tools section:\n%s", out)
 	}
+
+	// Llama-3.2 raises on two calls in one message.
+	tpl = loadTemplate(t, templateCases[3])
+	a := engine.ToolCall{ID: "call_1", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Paris"}`)}
+	b := engine.ToolCall{ID: "call_2", Name: "get_weather", Arguments: json.RawMessage(`{"city":"Rome"}`)}
+	in = toolConversation()
+	in.Messages = append(in.Messages,
+		engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{a.Block(), b.Block()}},
+		engine.TextResult("rain").Message(a), engine.TextResult("sun").Message(b))
+	if _, err := tpl.render(in, modeAdapt); err == nil {
+		t.Fatal("expected Llama-3.2's own rendering to fail on two calls in one message")
+	}
+	out, err = tpl.Render(in)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	if !strings.Contains(out, "<tool_response>\nrain\n</tool_response>") {
+		t.Errorf("fallback output lacks the tool results as text:\n%s", out)
+	}
 }
 
 func TestConcurrentRender(t *testing.T) {
@@ -228,4 +249,87 @@ func TestConcurrentRender(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// TestPromptStyleAlternation: for a template without tools, several tool
+// results become one user turn, so Gemma-2's strict user/model alternation
+// holds.
+func TestPromptStyleAlternation(t *testing.T) {
+	tpl := loadTemplate(t, templateCases[6]) // gemma2
+	a := engine.ToolCall{ID: "call_1", Name: "read_file", Arguments: json.RawMessage(`{"path":"a"}`)}
+	b := engine.ToolCall{ID: "call_2", Name: "read_file", Arguments: json.RawMessage(`{"path":"b"}`)}
+	in := Input{
+		System: "Be brief.",
+		Tools:  testTools,
+		Messages: []engine.Message{
+			text(engine.RoleUser, "Compare a and b."),
+			{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("Reading both."), a.Block(), b.Block()}},
+			engine.TextResult("A").Message(a),
+			engine.ErrorResult("no such file").Message(b),
+		},
+		AddGenerationPrompt: true,
+	}
+	out, err := tpl.Render(in)
+	if err != nil {
+		t.Fatalf("Render: %v", err)
+	}
+	for _, want := range []string{
+		"<start_of_turn>model\nReading both.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b\"}}\n</tool_call><end_of_turn>\n",
+		"<start_of_turn>user\n<tool_response>\nA\n</tool_response>\n\n<tool_response>\nno such file\n</tool_response><end_of_turn>\n<start_of_turn>model\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestEnableThinking(t *testing.T) {
+	off := false
+	tests := []struct {
+		c    templateCase
+		want string
+	}{
+		{templateCases[1], "<|im_start|>assistant\n<think>\n\n</think>\n\n"}, // qwen3
+		{templateCases[2], "Reasoning Mode: /no_think"},                      // smollm3
+	}
+	for _, tt := range tests {
+		tpl := loadTemplate(t, tt.c)
+		in := chatConversation()
+		in.EnableThinking = &off
+		out, err := tpl.Render(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, tt.want) {
+			t.Errorf("%s with thinking off lacks %q:\n%s", tt.c.name, tt.want, out)
+		}
+	}
+}
+
+func TestRenderBadTool(t *testing.T) {
+	tpl := loadTemplate(t, templateCases[0])
+	in := chatConversation()
+	in.Tools = []engine.ToolSpec{{Name: "broken", Parameters: json.RawMessage(`{"type":`)}}
+	_, err := tpl.Render(in)
+	if err == nil || !strings.Contains(err.Error(), `tool "broken"`) {
+		t.Fatalf("err = %v, want one naming the broken tool", err)
+	}
+}
+
+func TestLstripBlocks(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"a\n  {% if x %}", "a\n{% if x %}"},
+		{"  {# c #}\n\t{%- y %}", "{# c #}\n{%- y %}"},
+		{"a  {% if x %}", "a  {% if x %}"},
+		{"  {{ v }}", "  {{ v }}"},
+		{"  {%+ if x %}", "  {%+ if x %}"},
+		{"{{ '\n  {% no' }}", "{{ '\n  {% no' }}"},
+		{"{% raw %}\n  {% x %}\n  {% endraw %}", "{% raw %}\n  {% x %}\n{% endraw %}"},
+		{"{% if x %}\n  ", "{% if x %}\n  "},
+	}
+	for _, tt := range tests {
+		if got := lstripBlocks(tt.in); got != tt.want {
+			t.Errorf("lstripBlocks(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

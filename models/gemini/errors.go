@@ -128,8 +128,10 @@ func kindFor(status int, grpc, text string, images bool) engine.ErrorKind {
 		return engine.ErrContextOverflow
 	case has("image") && has("too large", "too big", "exceeds"):
 		return engine.ErrImageTooLarge
-	case status == 404 || grpc == "NOT_FOUND":
+	case (status == 404 || grpc == "NOT_FOUND") && has("model"):
 		return engine.ErrNoModel
+	case status == 404:
+		return engine.ErrUnreachable // no Gemini API at this base URL
 	case status >= 400 && status < 500:
 		return engine.ErrBadRequest
 	case status == 0 && grpc == "INVALID_ARGUMENT":

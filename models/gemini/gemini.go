@@ -12,8 +12,10 @@
 //     a default of the wrong type or a regex it cannot compile fails the
 //     whole request). Enums of non-strings move into the description.
 //     Required names without a property are dropped; an array without items
-//     gets string items; a tool without properties is sent without
-//     parameters (Gemini refuses an empty OBJECT).
+//     gets string items; a schema with no type at all ("any value") becomes
+//     a string; a tool without properties is sent without parameters
+//     (Gemini refuses an empty OBJECT). A nested object without properties
+//     stays a bare OBJECT: whether Gemini takes that is not documented.
 //   - Tool calls: Gemini sends each call whole and without an id; ids are
 //     "call_<responseId>_<n>", stable within a reply and unique across
 //     replies (other providers in a failover chain want unique ids). Ids
@@ -49,9 +51,10 @@
 //   - Errors: 429 RESOURCE_EXHAUSTED is rate_limit, unless the quota that
 //     ran out is a daily one or has limit 0 (no free tier for the model) or
 //     prepaid credit ran out: those are billing, since retrying within
-//     minutes will not help. A 400 "API key not valid" is auth; 404 (no
-//     such model) is no_model; a payload over the size limit is
-//     image_too_large when the request holds images.
+//     minutes will not help. A 400 "API key not valid" is auth; a 404
+//     naming a model is no_model, any other 404 (a wrong base URL)
+//     unreachable; a payload over the size limit is image_too_large when
+//     the request holds images, else context_overflow.
 //   - The default HTTP client dials in 10 s, waits at most 5 min for
 //     response headers and has no overall limit.
 package gemini

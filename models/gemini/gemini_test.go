@@ -385,6 +385,7 @@ func TestErrors(t *testing.T) {
 		{name: "payload too large with an image", image: true, reply: geminitest.Reply{Status: 400, ErrorBody: geminitest.ErrorBody(400, "INVALID_ARGUMENT", "Request payload size exceeds the limit: 20971520 bytes.")}, kind: engine.ErrImageTooLarge, status: 400},
 		{name: "payload too large without images", reply: geminitest.Reply{Status: 400, ErrorBody: geminitest.ErrorBody(400, "INVALID_ARGUMENT", "Request payload size exceeds the limit: 20971520 bytes.")}, kind: engine.ErrContextOverflow, status: 400},
 		{name: "unknown model", model: "gemini-9-ultra", kind: engine.ErrNoModel, status: 404, msg: "models/gemini-9-ultra is not found"},
+		{name: "404 wrong base URL", reply: geminitest.Reply{Status: 404}, kind: engine.ErrUnreachable, status: 404, msg: "Requested entity was not found."},
 		{name: "400 invalid argument", reply: geminitest.Reply{Status: 400}, kind: engine.ErrBadRequest, status: 400, msg: "invalid argument"},
 		{name: "500", reply: geminitest.Reply{Status: 500}, kind: engine.ErrUnreachable, status: 500, msg: "internal error"},
 		{name: "503 overloaded", reply: geminitest.Reply{Status: 503}, kind: engine.ErrUnreachable, status: 503, msg: "overloaded"},

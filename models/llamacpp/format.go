@@ -26,11 +26,11 @@ type streamParser interface {
 // the format most small instruct models were tuned on.
 const fallbackTemplate = `{%- for message in messages %}{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>\n' }}{%- endfor %}{%- if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{%- endif %}`
 
-// templateFormat renders with the GGUF's chat template.
+// templateFormat renders with the GGUF's chat template. A template that
+// cannot render tools gets prompt-based calling from Render itself.
 type templateFormat struct {
 	tmpl   *chattemplate.Template
 	family toolcall.Family
-	tools  bool // the template renders tools itself
 }
 
 func newFormat(source string) (format, error) {
@@ -41,29 +41,17 @@ func newFormat(source string) (format, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &templateFormat{tmpl: t, family: t.Family(), tools: t.SupportsTools()}
-	if !f.tools {
-		// Prompt-based calling: our <tools> block, Hermes-style calls.
-		f.family = toolcall.FamilyHermes
-	}
-	return f, nil
+	return &templateFormat{tmpl: t, family: t.Family()}, nil
 }
 
 func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, error) {
-	in := chattemplate.Input{
+	prompt, err := f.tmpl.Render(chattemplate.Input{
 		Messages:            req.Messages,
+		Tools:               req.Tools,
 		System:              req.System,
 		AddGenerationPrompt: true,
 		Now:                 time.Now(),
-	}
-	if len(req.Tools) > 0 {
-		if f.tools {
-			in.Tools = req.Tools
-		} else {
-			in.System = strings.TrimSpace(req.System + "\n\n" + toolcall.ToolsSystemPrompt(req.Tools))
-		}
-	}
-	prompt, err := f.tmpl.Render(in)
+	})
 	if err != nil {
 		return "", nil, err
 	}

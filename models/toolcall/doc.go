@@ -16,8 +16,9 @@
 //     limit, or markup that holds no valid call, is dropped and reported as an
 //     error (ErrTruncated, ErrMalformed) next to the text and the good calls.
 //     An unterminated <tool_call> whose JSON is complete is recovered.
-//   - Whitespace right before and after call markup is dropped, so "Let me
-//     check.\n<tool_call>…" shows "Let me check.".
+//   - Whitespace before call markup is dropped with it, whitespace after it
+//     is kept only between visible text: "Let me check.\n<tool_call>…" shows
+//     "Let me check." and "A <tool_call>…</tool_call> B" shows "A B".
 //   - JSON is read leniently (single quotes, unquoted keys, trailing commas,
 //     True/False/None) and re-encoded compact with key order kept; arguments
 //     given as a JSON string are decoded; missing arguments are {}.

@@ -59,7 +59,8 @@ type Parser struct {
 	family Family
 	buf    string // received, not yet decided
 	atCall bool   // a bare JSON object here would be a call
-	dropWS bool   // whitespace here follows a call: dropped
+	dropWS bool   // whitespace here follows call markup
+	shown  bool   // some text has been made visible
 	inCode bool   // inside a fenced code block that is not a call
 	closed bool
 	calls  []engine.ToolCall
@@ -143,16 +144,15 @@ func (p *Parser) run(final bool) string {
 			p.inCode = false
 			continue
 		}
-		j := skipSpace(s, i)
-		if p.dropWS {
-			for j < len(s) && (isSpace(s[j]) || s[j] == ';') {
-				j++
-			}
-			i = j
+		j := i
+		for j < len(s) && (isSpace(s[j]) || (p.dropWS && s[j] == ';')) {
+			j++
 		}
 		if j == len(s) {
 			if final {
-				out.WriteString(s[i:j])
+				if !p.dropWS {
+					out.WriteString(s[i:j])
+				}
 				i = j
 			}
 			break
@@ -172,9 +172,16 @@ func (p *Parser) run(final bool) string {
 			p.errs = append(p.errs, r.errs...)
 			p.atCall, p.dropWS = true, true
 		} else {
-			out.WriteString(s[i:j])
+			// Whitespace before markup is dropped with it; whitespace after
+			// markup is kept only between visible text.
+			switch {
+			case !p.dropWS:
+				out.WriteString(s[i:j])
+			case p.shown:
+				out.WriteString(strings.ReplaceAll(s[i:j], ";", ""))
+			}
 			out.WriteString(r.text)
-			p.atCall, p.dropWS = false, false
+			p.atCall, p.dropWS, p.shown = false, false, true
 			p.inCode = r.code
 		}
 		i = j + r.n
