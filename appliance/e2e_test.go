@@ -62,6 +62,11 @@ func TestScripts(t *testing.T) {
 			env.Defer(func() { os.RemoveAll(sockDir) })
 			env.Setenv("OPENCLAW_SOCKET", filepath.Join(sockDir, "gw.sock"))
 			env.Setenv("OPENCLAW_STATE_DIR", filepath.Join(env.WorkDir, "state"))
+			shared, err := filepath.Abs("../../shared/models")
+			if err != nil {
+				return err
+			}
+			env.Setenv("SHARED_MODELS", shared)
 			env.Setenv("HOME", env.WorkDir)
 			// A -race binary sleeps 1 s at exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")

@@ -11,7 +11,9 @@
 //	unreachable     failure recorded; next candidate (a crashed local runner
 //	                is restarted, so it gets no long cooldown)
 //	timeout         the same candidate once more, then the next
-//	context_overflow, image_too_large, bad_request, aborted, no_model
+//	no_model        next candidate, no cooldown (a model file not installed
+//	                or a model the server lacks: the next one may be there)
+//	context_overflow, image_too_large, bad_request, aborted
 //	                returned unchanged: another model would fail alike, or
 //	                the caller must act (compact and retry, tell the user)
 //
@@ -332,7 +334,9 @@ func (c *Chain) try(ctx context.Context, cand Candidate, req *engine.ChatRequest
 			}
 		case engine.ErrUnreachable, engine.ErrInternal:
 			c.failed(cand.modelKey())
-		default: // context_overflow, image_too_large, bad_request, aborted, no_model
+		case engine.ErrNoModel:
+			// Nothing to cool down: installing the model fixes it at once.
+		default: // context_overflow, image_too_large, bad_request, aborted
 			return me, true
 		}
 		return me, false

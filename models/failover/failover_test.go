@@ -167,7 +167,7 @@ func TestErrorActions(t *testing.T) {
 		{name: "badRequest", err: merr(engine.ErrBadRequest, 400, "unknown field"), primary: 1, wantErr: true, sameErr: true},
 		{name: "aborted", err: merr(engine.ErrAborted, 0, "stopped"), primary: 1, wantErr: true, sameErr: true},
 		{name: "plainCanceled", err: context.Canceled, primary: 1, wantErr: true},
-		{name: "noModel", err: merr(engine.ErrNoModel, 0, "no such model"), primary: 1, wantErr: true, sameErr: true},
+		{name: "noModel", err: merr(engine.ErrNoModel, 0, "no such model"), primary: 1, fallback: 1, switchKinds: []engine.ErrorKind{engine.ErrNoModel}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := newClock()

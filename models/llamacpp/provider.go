@@ -40,6 +40,9 @@ import (
 	"github.com/openclaw-edge/edge/models/gguf"
 )
 
+// DefaultMaxTokens caps a reply when the request sets no limit.
+const DefaultMaxTokens = 1024
+
 // Config configures every local model of a gateway.
 type Config struct {
 	Runner RunnerOptions // Slots is computed per model from CacheBudgetMB
@@ -236,6 +239,11 @@ func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit fun
 	}
 	if cfg.Greedy {
 		r.Temperature = 0
+	}
+	if r.MaxTokens <= 0 {
+		// Bounded by default: a reply cut here is continued by the agent
+		// loop, and a runaway small model does not hold the runner forever.
+		r.MaxTokens = DefaultMaxTokens
 	}
 	var (
 		stop  StopCause
