@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -157,4 +159,68 @@ func BenchmarkColdStart(b *testing.B) {
 		}()
 	}
 	b.ReportMetric(float64(total)/float64(b.N)/float64(time.Millisecond), "ready-ms")
+}
+
+// TestRunnerKilledMidReply: SIGKILL of the local runner while it is
+// answering leaves the gateway up, the turn ends with a clear error, and the
+// next message starts a fresh runner and is answered.
+func TestRunnerKilledMidReply(t *testing.T) {
+	model, err := filepath.Abs("../../shared/models/stories260K.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Skipf("shared test model: %v", err)
+	}
+	// Two entries for one file: a long reply to kill, then short ones.
+	m := startMain(t, `{
+  models: {
+    providers: { local: { api: 'local', models: [
+      { id: 'stories', path: '`+model+`', maxTokens: 4000 },
+      { id: 'short', path: '`+model+`', maxTokens: 24 },
+    ] } },
+    local: { contextSize: 8192, threads: 1, keepAlive: '-1', cacheBudgetMB: 1 },
+  },
+  agents: { defaults: { model: 'local/stories', promptMode: 'none' } },
+}`)
+	c := client.New(m.Socket)
+	killed := 0
+	_, err = c.Send(context.Background(), api.SendRequest{Text: "Once upon a time"}, func(ev api.Event) {
+		if ev.Type != api.EventDelta || killed != 0 {
+			return
+		}
+		st, err := c.Status(context.Background())
+		if err != nil || len(st.Runners) != 1 {
+			t.Errorf("status: %+v %v", st, err)
+			return
+		}
+		killed = st.Runners[0].PID
+		if err := syscall.Kill(killed, syscall.SIGKILL); err != nil {
+			t.Error(err)
+		}
+	})
+	var ae *api.Error
+	if !errors.As(err, &ae) || ae.Code != api.CodeModelFailed || !strings.Contains(ae.Message, "local runner stopped") {
+		t.Fatalf("turn error = %v", err)
+	}
+	if killed == 0 {
+		t.Fatal("the runner was never seen answering")
+	}
+	// The gateway is up and the next message works with a new runner.
+	if _, err := c.Send(context.Background(), api.SendRequest{Text: "/model local/short"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Send(context.Background(), api.SendRequest{Text: "The end"}, nil)
+	if err != nil || res.Model != "local/short" {
+		t.Fatalf("next message: %+v %v", res, err)
+	}
+	st, err := c.Status(context.Background())
+	if err != nil || len(st.Runners) != 1 || st.Runners[0].PID == killed {
+		t.Fatalf("after restart: %+v %v", st, err)
+	}
+	// The transcript holds both turns, the first closed with its error.
+	h, err := c.History(context.Background(), "agent:main:main")
+	if err != nil || len(h.Entries) < 4 || !strings.Contains(string(h.Entries[1]), `"stopReason":"error"`) {
+		t.Fatalf("history: %d entries, %v", len(h.Entries), err)
+	}
 }

@@ -2,7 +2,6 @@
 // completions wire format (streaming SSE and plain JSON), for tests of any
 // package that talks to an OpenAI-compatible model, and for the fakeopenai
 
-//lint:file-ignore ST1005 these are the provider's own error texts, sent on the wire as the real API words them
 // binary. It serves scripted replies in order, then echoes.
 //
 // It checks requests the way the real API does — a messages array, known
@@ -16,6 +15,8 @@
 // left zero in a Reply is estimated (4 bytes a token) so callers always see
 // some; the usage chunk is sent only when stream_options.include_usage asks
 // for it, like the real API.
+//
+//lint:file-ignore ST1005 these are the provider's own error texts, sent on the wire as the real API words them
 package openaitest
 
 import (
