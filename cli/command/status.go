@@ -54,6 +54,12 @@ func (a *app) printStatus(st *api.Status) {
 	fmt.Fprintf(tw, "agent\t%s\n", orDash(st.DefaultAgent))
 	fmt.Fprintf(tw, "model\t%s\n", orDash(st.Model))
 	fmt.Fprintf(tw, "last model\t%s\n", orDash(st.LastModel))
+	if st.LastFailover != "" {
+		fmt.Fprintf(tw, "last failover\t%s (%s)\n", oneLine(st.LastFailover), relTime(a.now(), st.LastFailoverAt))
+	}
+	for _, r := range st.Runners {
+		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens)\n", r.Model, r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen)
+	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s (%s)\n", oneLine(st.LastError), relTime(a.now(), st.LastErrorAt))
 	} else {
