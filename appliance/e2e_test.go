@@ -17,6 +17,7 @@ import (
 
 	"github.com/openclaw-edge/edge/cli/command"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -71,6 +72,13 @@ func TestScripts(t *testing.T) {
 			// A -race binary sleeps 1 s at exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
+		},
+		// [llamacpp]: this build has the local model runner (not -tags nollamacpp).
+		Condition: func(cond string) (bool, error) {
+			if cond == "llamacpp" {
+				return runner.Available(), nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"waitgw":   cmdWaitGateway,

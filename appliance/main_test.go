@@ -14,6 +14,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -165,6 +166,9 @@ func BenchmarkColdStart(b *testing.B) {
 // answering leaves the gateway up, the turn ends with a clear error, and the
 // next message starts a fresh runner and is answered.
 func TestRunnerKilledMidReply(t *testing.T) {
+	if !runner.Available() {
+		t.Skip("built without the local model runner (-tags nollamacpp)")
+	}
 	model, err := filepath.Abs("../../shared/models/stories260K.gguf")
 	if err != nil {
 		t.Fatal(err)
