@@ -19,6 +19,10 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("LLAMACPP_TEST_RUNNER") {
 	case "real":
 		os.Exit(runner.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+	case "crash":
+		// Dies while "loading", as an out-of-memory kill would.
+		fmt.Fprintln(os.Stderr, "ggml: out of memory")
+		os.Exit(3)
 	case "fake":
 		if err := runner.Serve(slowEngine{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)

@@ -55,8 +55,6 @@ type process struct {
 	busy    int
 	idle    *time.Timer
 	started time.Time
-	// lastExit says why the previous runner ended, for errors and status.
-	lastExit string
 }
 
 // running is one live runner process.
@@ -66,7 +64,7 @@ type running struct {
 	info    ModelInfo
 	pending map[int64]chan Reply
 	exited  chan struct{}
-	exitErr error
+	exitMsg string // why it ended; set before exited is closed
 	stderr  *tailBuffer
 }
 
@@ -140,16 +138,12 @@ func (p *process) start(ctx context.Context) (*running, error) {
 				ch <- rep
 			}
 		}
-		r.exitErr = cmd.Wait()
-		p.mu.Lock()
-		p.lastExit = describeExit(r.exitErr, tail.lastLine())
-		if p.run == r {
-			p.run = nil
-		}
-		p.mu.Unlock()
+		// No p.mu here: start holds it while it waits for ready, and a
+		// runner that dies while loading must not deadlock the gateway.
+		r.exitMsg = describeExit(cmd.Wait(), tail.lastLine())
 		close(r.exited)
 		if first {
-			ready <- fmt.Errorf("%s", describeExit(r.exitErr, tail.lastLine()))
+			ready <- errors.New(r.exitMsg)
 		}
 	}()
 	select {
@@ -232,10 +226,7 @@ func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) er
 				}
 				break
 			}
-			p.mu.Lock()
-			why := p.lastExit
-			p.mu.Unlock()
-			return fmt.Errorf("%w (%s)", errCrashed, why)
+			return fmt.Errorf("%w (%s)", errCrashed, r.exitMsg)
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
@@ -312,6 +303,11 @@ func (p *process) status() (pid int, info ModelInfo, since time.Time, loaded boo
 	defer p.mu.Unlock()
 	if p.run == nil {
 		return 0, ModelInfo{}, time.Time{}, false
+	}
+	select {
+	case <-p.run.exited:
+		return 0, ModelInfo{}, time.Time{}, false
+	default:
 	}
 	return p.run.cmd.Process.Pid, p.run.info, p.started, true
 }

@@ -119,3 +119,25 @@ func TestMissingModelFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestRunnerDiesWhileLoading: a runner that exits before it is ready gives a
+// clear "unreachable" error at once (this once deadlocked the supervisor).
+func TestRunnerDiesWhileLoading(t *testing.T) {
+	pool := llamacpp.NewPool(llamacpp.Config{Command: testCommand("crash")})
+	defer pool.Close()
+	p := pool.Model("local", "oom", fakeGGUF(t))
+	done := make(chan error, 1)
+	go func() { _, _, err := stream(context.Background(), p, "hi", nil); done <- err }()
+	select {
+	case err := <-done:
+		var me *engine.ModelError
+		if !errors.As(err, &me) || me.Kind != engine.ErrUnreachable || !strings.Contains(me.Message, "out of memory") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Stream hung on a runner that died while loading")
+	}
+	if len(pool.Loaded()) != 0 {
+		t.Fatalf("loaded = %+v", pool.Loaded())
+	}
+}
