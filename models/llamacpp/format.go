@@ -13,6 +13,9 @@ import (
 // output back into events.
 type format interface {
 	render(req *engine.ChatRequest) (string, streamParser, error)
+	// callOpener is the text that starts a tool call in this format when
+	// the call can be grammar-constrained ("" when it cannot).
+	callOpener() string
 }
 
 // streamParser turns generated pieces into events: visible text as soon as
@@ -42,6 +45,13 @@ func newFormat(source string) (format, error) {
 		return nil, err
 	}
 	return &templateFormat{tmpl: t, family: t.Family()}, nil
+}
+
+func (f *templateFormat) callOpener() string {
+	if f.family == toolcall.FamilyHermes || f.family == toolcall.FamilyNone {
+		return "<tool_call>"
+	}
+	return ""
 }
 
 func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, error) {

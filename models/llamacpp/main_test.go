@@ -23,6 +23,11 @@ func TestMain(m *testing.M) {
 		// Dies while "loading", as an out-of-memory kill would.
 		fmt.Fprintln(os.Stderr, "ggml: out of memory")
 		os.Exit(3)
+	case "toolcaller":
+		if err := runner.Serve(toolEngine{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "fake":
 		if err := runner.Serve(slowEngine{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
@@ -63,4 +68,25 @@ func (slowEngine) Complete(ctx context.Context, req *llamacpp.Request, piece fun
 		piece("word ")
 	}
 	return llamacpp.StopLength, llamacpp.RunUsage{Generated: 2000}, nil
+}
+
+// toolEngine plays a model that decides to call a tool: free text up to the
+// call opener, a call under the JSON-schema constraint, then nothing more.
+type toolEngine struct{ slowEngine }
+
+func (toolEngine) Complete(_ context.Context, req *llamacpp.Request, piece func(string)) (llamacpp.StopCause, llamacpp.RunUsage, error) {
+	switch {
+	case req.JSONSchema != "":
+		if !strings.Contains(req.JSONSchema, `"read"`) || !strings.HasSuffix(req.Prompt, "<tool_call>\n") {
+			return "", llamacpp.RunUsage{}, fmt.Errorf("constrained phase got schema %q, prompt tail %q", req.JSONSchema, req.Prompt[max(0, len(req.Prompt)-20):])
+		}
+		piece(`{"name": "read", "arguments": {"path": "notes.md"}}`)
+		return llamacpp.StopEOS, llamacpp.RunUsage{Prompt: 10, Cached: 9, Processed: 1, Generated: 12}, nil
+	case strings.HasSuffix(req.Prompt, "</tool_call>\n"):
+		return llamacpp.StopEOS, llamacpp.RunUsage{Prompt: 30, Cached: 29, Processed: 1}, nil
+	case len(req.Stop) == 1 && req.Stop[0] == "<tool_call>":
+		piece("Let me look. ")
+		return llamacpp.StopString, llamacpp.RunUsage{Prompt: 8, Processed: 8, Generated: 4, Matched: "<tool_call>"}, nil
+	}
+	return "", llamacpp.RunUsage{}, fmt.Errorf("unexpected request %+v", req)
 }

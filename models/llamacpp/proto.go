@@ -12,16 +12,19 @@ type Request struct {
 	ID int64 `json:"id"`
 
 	// complete
-	Session     string   `json:"session,omitempty"` // prefix-cache key
-	Prompt      string   `json:"prompt,omitempty"`  // rendered chat template
-	MaxTokens   int      `json:"maxTokens,omitempty"`
-	Temperature float32  `json:"temperature,omitempty"`
-	TopK        int      `json:"topK,omitempty"`
-	TopP        float32  `json:"topP,omitempty"`
-	MinP        float32  `json:"minP,omitempty"`
-	Seed        uint32   `json:"seed,omitempty"`
-	Grammar     string   `json:"grammar,omitempty"` // GBNF constraining the sampler
-	Stop        []string `json:"stop,omitempty"`    // stop strings (not included in the output)
+	Session     string  `json:"session,omitempty"` // prefix-cache key
+	Prompt      string  `json:"prompt,omitempty"`  // rendered chat template
+	MaxTokens   int     `json:"maxTokens,omitempty"`
+	Temperature float32 `json:"temperature,omitempty"`
+	TopK        int     `json:"topK,omitempty"`
+	TopP        float32 `json:"topP,omitempty"`
+	MinP        float32 `json:"minP,omitempty"`
+	Seed        uint32  `json:"seed,omitempty"`
+	Grammar     string  `json:"grammar,omitempty"` // GBNF constraining the sampler
+	// JSONSchema, when set, constrains the output to JSON matching it (the
+	// runner compiles it to a grammar; Grammar is then ignored).
+	JSONSchema string   `json:"jsonSchema,omitempty"`
+	Stop       []string `json:"stop,omitempty"` // stop strings (not included in the output)
 
 	// embed
 	Texts []string `json:"texts,omitempty"`

@@ -38,6 +38,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/gguf"
+	"github.com/openclaw-edge/edge/models/toolcall"
 )
 
 // DefaultMaxTokens caps a reply when the request sets no limit.
@@ -233,45 +234,96 @@ func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit fun
 		return m.modelError(engine.ErrBadRequest, "render the chat template: %v", err)
 	}
 	cfg := m.pool.cfg
-	r := Request{
-		Op: OpComplete, Session: req.SessionID, Prompt: prompt, MaxTokens: req.MaxTokens,
+	base := Request{
+		Op: OpComplete, Session: req.SessionID, MaxTokens: req.MaxTokens,
 		Temperature: cfg.Temperature, TopK: 40, TopP: 0.9, MinP: 0.05,
 	}
 	if cfg.Greedy {
-		r.Temperature = 0
+		base.Temperature = 0
 	}
-	if r.MaxTokens <= 0 {
+	if base.MaxTokens <= 0 {
 		// Bounded by default: a reply cut here is continued by the agent
 		// loop, and a runaway small model does not hold the runner forever.
-		r.MaxTokens = DefaultMaxTokens
+		base.MaxTokens = DefaultMaxTokens
+	}
+	// Tool calls are grammar-constrained in two phases: generate freely
+	// until the call opener, then continue the same session with the
+	// sampler bound to the call's JSON schema, then freely again. The
+	// binding has no lazy grammar triggers; the prefix cache makes each
+	// phase pay only for its new tokens.
+	opener, schema := m.fmt.callOpener(), ""
+	if opener != "" && len(req.Tools) > 0 {
+		schema = string(toolcall.CallSchema(req.Tools))
 	}
 	var (
-		stop  StopCause
-		usage RunUsage
+		gen       strings.Builder // everything generated, across phases
+		stop      StopCause
+		usage     RunUsage
+		forced    int
+		maxForced = 8
 	)
-	err = m.proc.call(ctx, r, func(rep Reply) bool {
-		switch rep.Type {
-		case ReplyPiece:
-			for _, ev := range parser.write(rep.Text) {
-				emit(ev)
-			}
-		case ReplyDone:
-			stop = rep.Stop
-			if rep.Usage != nil {
-				usage = *rep.Usage
-			}
-			return true
-		case ReplyError:
-			err = errors.New(rep.Error)
-			return true
+	for constrained := false; ; {
+		r := base
+		r.Prompt = prompt + gen.String()
+		r.MaxTokens = base.MaxTokens - usage.Generated
+		if r.MaxTokens <= 0 {
+			stop = StopLength
+			break
 		}
-		return false
-	})
-	if err != nil {
-		return m.classify(err)
-	}
-	if stop == StopCancelled {
-		return m.classify(ctx.Err())
+		switch {
+		case constrained:
+			r.JSONSchema = schema
+		case schema != "" && forced < maxForced:
+			r.Stop = []string{opener}
+		}
+		var phase RunUsage
+		var runErr error
+		err = m.proc.call(ctx, r, func(rep Reply) bool {
+			switch rep.Type {
+			case ReplyPiece:
+				gen.WriteString(rep.Text)
+				for _, ev := range parser.write(rep.Text) {
+					emit(ev)
+				}
+			case ReplyDone:
+				stop = rep.Stop
+				if rep.Usage != nil {
+					phase = *rep.Usage
+				}
+				return true
+			case ReplyError:
+				runErr = errors.New(rep.Error)
+				return true
+			}
+			return false
+		})
+		if err == nil {
+			err = runErr
+		}
+		if err != nil {
+			return m.classify(err)
+		}
+		if stop == StopCancelled {
+			return m.classify(ctx.Err())
+		}
+		usage.Prompt += phase.Prompt
+		usage.Cached += phase.Cached
+		usage.Processed += phase.Processed
+		usage.Generated += phase.Generated
+		switch {
+		case !constrained && stop == StopString && phase.Matched == opener:
+			gen.WriteString(opener + "\n")
+			parser.write(opener + "\n") // call markup: never visible
+			constrained = true
+			continue
+		case constrained:
+			gen.WriteString("\n</tool_call>\n")
+			parser.write("\n</tool_call>\n")
+			forced++
+			constrained = false
+			continue
+		}
+		break
 	}
 	evs, calls := parser.close()
 	for _, ev := range evs {

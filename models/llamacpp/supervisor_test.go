@@ -2,6 +2,7 @@ package llamacpp_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -139,5 +140,41 @@ func TestRunnerDiesWhileLoading(t *testing.T) {
 	}
 	if len(pool.Loaded()) != 0 {
 		t.Fatalf("loaded = %+v", pool.Loaded())
+	}
+}
+
+// TestToolCallConstrained: a tool call is generated in a grammar-constrained
+// phase and comes out as a parsed call; its markup never reaches the user.
+func TestToolCallConstrained(t *testing.T) {
+	pool := llamacpp.NewPool(llamacpp.Config{Command: testCommand("toolcaller")})
+	defer pool.Close()
+	p := pool.Model("local", "tools", fakeGGUF(t))
+	var text strings.Builder
+	var calls []engine.ToolCall
+	var end engine.Event
+	err := p.Stream(context.Background(), &engine.ChatRequest{
+		Messages: []engine.Message{engine.UserText("what is in notes.md?")},
+		Tools:    []engine.ToolSpec{{Name: "read", Description: "read a file", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)}},
+	}, func(ev engine.Event) {
+		switch ev.Type {
+		case engine.EventTextDelta:
+			text.WriteString(ev.Text)
+		case engine.EventToolCall:
+			calls = append(calls, *ev.ToolCall)
+		case engine.EventMessageEnd:
+			end = ev
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || calls[0].Name != "read" || !strings.Contains(string(calls[0].Arguments), "notes.md") {
+		t.Fatalf("calls = %+v text %q end %+v", calls, text.String(), end)
+	}
+	if strings.Contains(text.String(), "tool_call") || !strings.Contains(text.String(), "Let me look.") {
+		t.Fatalf("visible text = %q", text.String())
+	}
+	if end.StopReason != engine.StopToolUse || end.Usage.Output != 16 || end.Usage.CacheRead != 38 {
+		t.Fatalf("end = %+v usage %+v", end, end.Usage)
 	}
 }

@@ -133,9 +133,17 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 	held := append([]int(nil), tokens...)
 	usage.PromptMS = float64(time.Since(start).Microseconds()) / 1000
 
+	grammar := req.Grammar
+	if req.JSONSchema != "" {
+		g := llama.SchemaToGrammar([]byte(req.JSONSchema))
+		if g == nil {
+			return "", usage, errors.New("the JSON schema could not be compiled to a grammar")
+		}
+		grammar = string(g)
+	}
 	sp := llama.SamplingParams{
 		TopK: req.TopK, TopP: req.TopP, MinP: req.MinP, Temp: req.Temperature,
-		Seed: req.Seed, Grammar: req.Grammar, RepeatLastN: 64, PenaltyRepeat: 1.0,
+		Seed: req.Seed, Grammar: grammar, RepeatLastN: 64, PenaltyRepeat: 1.0,
 	}
 	if sp.Seed == 0 {
 		sp.Seed = math.MaxUint32 // llama.cpp: a random seed
