@@ -54,9 +54,8 @@ func BenchmarkGatewayRSS(b *testing.B) {
 			b.Fatal(err)
 		}
 		c := client.New(sock)
-		var st *api.Status
 		for deadline := time.Now().Add(30 * time.Second); ; {
-			if st, err = c.Status(context.Background()); err == nil {
+			if _, err = c.Status(context.Background()); err == nil {
 				break
 			}
 			if time.Now().After(deadline) {
@@ -65,7 +64,10 @@ func BenchmarkGatewayRSS(b *testing.B) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		time.Sleep(200 * time.Millisecond) // settle after start-up
-		st, _ = c.Status(context.Background())
+		st, err := c.Status(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
 		idle += float64(st.RSSBytes) / (1 << 20)
 		if _, err := c.Send(context.Background(), api.SendRequest{Text: "Once upon a time"}, nil); err != nil {
 			b.Fatal(err)
