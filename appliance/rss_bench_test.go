@@ -43,6 +43,7 @@ func BenchmarkGatewayRSS(b *testing.B) {
 	if err := os.WriteFile(cfg, []byte(`{
   models: { providers: { local: { api: 'local', models: [{ id: 'bench', path: '`+model+`', maxTokens: 16 }] } } },
   agents: { defaults: { model: 'local/bench', promptMode: 'none' } },
+  tools: { deny: ['*'] },
 }`), 0o600); err != nil {
 		b.Fatal(err)
 	}
