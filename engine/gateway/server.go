@@ -32,7 +32,7 @@ const (
 func (g *Gateway) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+api.PathStatus, func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, http.StatusOK, g.Status())
+		api.WriteJSON(w, http.StatusOK, g.Status())
 	})
 	mux.HandleFunc("POST "+api.PathMessages, g.serveSend)
 	mux.HandleFunc("GET "+api.PathSessions, g.serveSessions)
@@ -41,7 +41,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("GET "+api.PathSessionExport, g.serveExport)
 	mux.HandleFunc("POST "+api.PathSessionImport, g.serveImport)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
+		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
 	return mux
 }
@@ -80,7 +80,7 @@ func (g *Gateway) Status() api.Status {
 func (g *Gateway) serveSend(w http.ResponseWriter, r *http.Request) {
 	var req api.SendRequest
 	if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	flusher, _ := w.(http.Flusher)
@@ -126,20 +126,20 @@ func (g *Gateway) serveSessions(w http.ResponseWriter, r *http.Request) {
 	agentID := r.URL.Query().Get("agent")
 	if agentID != "" {
 		if _, ok := g.agents[agentID]; !ok {
-			writeError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %q is not configured", agentID)})
+			api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %q is not configured", agentID)})
 			return
 		}
 	}
 	list, err := g.cfg.Sessions.List(agentID)
 	if err != nil {
-		writeError(w, g.internal("list sessions", err))
+		api.WriteError(w, asAPIError(g.internal("list sessions", err)))
 		return
 	}
 	out := make([]api.SessionInfo, 0, len(list))
 	for _, k := range list {
 		out = append(out, sessionInfo(k.AgentID, k.Key, k.Entry))
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 func sessionInfo(agentID string, key engine.SessionKey, e session.Entry) api.SessionInfo {
@@ -162,28 +162,28 @@ func (g *Gateway) keyParam(r *http.Request) (*Agent, engine.SessionKey, error) {
 func (g *Gateway) serveHistory(w http.ResponseWriter, r *http.Request) {
 	ag, key, err := g.keyParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	e, h, entries, err := g.history(ag, key)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	out := api.History{SessionKey: string(key), SessionID: e.SessionID, Entries: make([]json.RawMessage, 0, len(entries))}
 	if out.Header, err = json.Marshal(h); err != nil {
-		writeError(w, g.internal("encode the transcript header", err))
+		api.WriteError(w, asAPIError(g.internal("encode the transcript header", err)))
 		return
 	}
 	for _, en := range entries {
 		raw, err := json.Marshal(en)
 		if err != nil {
-			writeError(w, g.internal("encode a transcript entry", err))
+			api.WriteError(w, asAPIError(g.internal("encode a transcript entry", err)))
 			return
 		}
 		out.Entries = append(out.Entries, raw)
 	}
-	writeJSON(w, http.StatusOK, out)
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 func (g *Gateway) history(ag *Agent, key engine.SessionKey) (session.Entry, transcript.Header, []transcript.Entry, error) {
@@ -204,12 +204,12 @@ func (g *Gateway) history(ag *Agent, key engine.SessionKey) (session.Entry, tran
 func (g *Gateway) serveReset(w http.ResponseWriter, r *http.Request) {
 	ag, key, err := g.keyParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	release, _, err := g.lanes.Acquire(r.Context(), string(key))
 	if err != nil {
-		writeError(w, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"})
+		api.WriteError(w, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"})
 		return
 	}
 	defer release()
@@ -219,26 +219,26 @@ func (g *Gateway) serveReset(w http.ResponseWriter, r *http.Request) {
 	}
 	e, err := g.cfg.Sessions.Reset(ag.ID, key, meta)
 	if err != nil {
-		writeError(w, g.internal("reset the session", err))
+		api.WriteError(w, asAPIError(g.internal("reset the session", err)))
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionInfo(ag.ID, key, e))
+	api.WriteJSON(w, http.StatusOK, sessionInfo(ag.ID, key, e))
 }
 
 func (g *Gateway) serveExport(w http.ResponseWriter, r *http.Request) {
 	ag, key, err := g.keyParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	_, h, entries, err := g.history(ag, key)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	var buf bytes.Buffer
 	if err := transcript.Write(&buf, h, entries); err != nil {
-		writeError(w, g.internal("encode the transcript", err))
+		api.WriteError(w, asAPIError(g.internal("encode the transcript", err)))
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
@@ -249,22 +249,22 @@ func (g *Gateway) serveExport(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) serveImport(w http.ResponseWriter, r *http.Request) {
 	ag, key, err := g.keyParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	body := http.MaxBytesReader(w, r.Body, maxImportBody)
 	release, _, err := g.lanes.Acquire(r.Context(), string(key))
 	if err != nil {
-		writeError(w, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"})
+		api.WriteError(w, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"})
 		return
 	}
 	defer release()
 	e, n, err := g.cfg.Sessions.Import(ag.ID, key, bufio.NewReader(body))
 	if err != nil {
-		writeError(w, badRequest("import: "+err.Error()))
+		api.WriteError(w, asAPIError(badRequest("import: "+err.Error())))
 		return
 	}
-	writeJSON(w, http.StatusOK, api.ImportResult{SessionKey: string(key), SessionID: e.SessionID, Entries: n})
+	api.WriteJSON(w, http.StatusOK, api.ImportResult{SessionKey: string(key), SessionID: e.SessionID, Entries: n})
 }
 
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
@@ -289,35 +289,6 @@ func asAPIError(err error) *api.Error {
 		return ae
 	}
 	return &api.Error{Code: api.CodeInternal, Message: err.Error()}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	ae := asAPIError(err)
-	status := http.StatusInternalServerError
-	switch ae.Code {
-	case api.CodeBadRequest:
-		status = http.StatusBadRequest
-	case api.CodeNotFound:
-		status = http.StatusNotFound
-	case api.CodeForbidden:
-		status = http.StatusForbidden
-	case api.CodeModelFailed:
-		status = http.StatusBadGateway
-	case api.CodeAborted:
-		status = http.StatusConflict
-	}
-	writeJSON(w, status, ae)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, `{"code":"internal","message":"encode reply"}`, http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n')) // the client went away; nothing to do
 }
 
 // rss returns the resident set size of this process, or the Go runtime's

@@ -55,7 +55,7 @@ func Handler(reg *Registry, opts HandlerOptions) http.Handler {
 	mux.HandleFunc("POST "+api.PathModelPull, h.pull)
 	mux.HandleFunc("POST "+api.PathModelRemove, h.remove)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
+		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
 	return mux
 }
@@ -72,7 +72,7 @@ func (h *handler) changed(name string) {
 }
 
 func (h *handler) list(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, h.reg.Models())
+	api.WriteJSON(w, http.StatusOK, h.reg.Models())
 }
 
 func nameParam(r *http.Request) (string, error) {
@@ -86,68 +86,68 @@ func nameParam(r *http.Request) (string, error) {
 func (h *handler) info(w http.ResponseWriter, r *http.Request) {
 	name, err := nameParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	info, err := h.reg.Describe(name, true)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
-	writeJSON(w, http.StatusOK, info)
+	api.WriteJSON(w, http.StatusOK, info)
 }
 
 func (h *handler) importModel(w http.ResponseWriter, r *http.Request) {
 	var req api.ImportModelRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	e, err := h.reg.Import(req.Path, req.Name, req.Copy)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	h.changed(e.Name)
-	writeJSON(w, http.StatusOK, h.reg.describeEntry(e, true))
+	api.WriteJSON(w, http.StatusOK, h.reg.describeEntry(e, true))
 }
 
 func (h *handler) remove(w http.ResponseWriter, r *http.Request) {
 	name, err := nameParam(r)
 	if err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	info, derr := h.reg.Describe(name, false)
 	if err := h.reg.Remove(name); err != nil {
 		if errors.Is(err, ErrNotInstalled) {
-			writeError(w, err)
+			api.WriteError(w, asAPIError(err))
 			return
 		}
 		if derr == nil && !errors.Is(err, ErrBusy) {
 			h.changed(name) // the entry is gone even when its file stayed
 		}
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	h.changed(name)
 	if derr != nil {
 		info = api.ModelInfo{Name: name, Ref: "local/" + name}
 	}
-	writeJSON(w, http.StatusOK, info)
+	api.WriteJSON(w, http.StatusOK, info)
 }
 
 func (h *handler) pull(w http.ResponseWriter, r *http.Request) {
 	var req api.PullRequest
 	if err := decodeJSON(w, r, &req); err != nil {
-		writeError(w, err)
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	pull := h.opts.Pull
 	if pull == nil {
 		// Refuse a bad name or URL with a plain error before the stream.
 		if _, err := h.reg.source(req.Name, req.As); err != nil {
-			writeError(w, &api.Error{Code: api.CodeBadRequest, Message: err.Error()})
+			api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: err.Error()})
 			return
 		}
 		pull = h.reg.PullAs
@@ -320,33 +320,6 @@ func asAPIError(err error) *api.Error {
 		return &api.Error{Code: api.CodeAborted, Message: msg}
 	}
 	return &api.Error{Code: api.CodeInternal, Message: msg}
-}
-
-func writeError(w http.ResponseWriter, err error) {
-	ae := asAPIError(err)
-	status := http.StatusInternalServerError
-	switch ae.Code {
-	case api.CodeBadRequest:
-		status = http.StatusBadRequest
-	case api.CodeNotFound:
-		status = http.StatusNotFound
-	case api.CodeForbidden:
-		status = http.StatusForbidden
-	case api.CodeAborted:
-		status = http.StatusConflict
-	}
-	writeJSON(w, status, ae)
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		http.Error(w, `{"code":"internal","message":"encode reply"}`, http.StatusInternalServerError)
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(data, '\n')) // a client that went away needs nothing more
 }
 
 func decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
