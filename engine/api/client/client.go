@@ -128,6 +128,24 @@ func connectError(de *dialError) error {
 
 // do sends a request and returns the response when it is 2xx; otherwise the
 // gateway's *api.Error.
+// postStream POSTs v as JSON to path and returns the reply, which must be
+// an event stream.
+func (c *Client) postStream(ctx context.Context, path string, v any) (*http.Response, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode request to %s: %w", path, err)
+	}
+	resp, err := c.do(ctx, http.MethodPost, path, nil, bytes.NewReader(body), "application/json")
+	if err != nil {
+		return nil, err
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("gateway answered %s with %q, want text/event-stream", path, resp.Header.Get("Content-Type"))
+	}
+	return resp, nil
+}
+
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, body io.Reader, contentType string) (*http.Response, error) {
 	u := "http://openclaw" + path
 	if len(query) > 0 {
@@ -278,18 +296,11 @@ func (c *Client) Import(ctx context.Context, key string, r io.Reader) (*api.Impo
 // returns the done event's Result, the error event's *api.Error, or
 // ErrStreamEnded when the stream stops before either.
 func (c *Client) Send(ctx context.Context, req api.SendRequest, on func(api.Event)) (*api.Result, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("encode message: %w", err)
-	}
-	resp, err := c.do(ctx, http.MethodPost, api.PathMessages, nil, bytes.NewReader(body), "application/json")
+	resp, err := c.postStream(ctx, api.PathMessages, req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		return nil, fmt.Errorf("gateway answered %s with %q, want text/event-stream", api.PathMessages, resp.Header.Get("Content-Type"))
-	}
 	res, err := ReadStream(resp.Body, on)
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()

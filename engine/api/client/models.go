@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 
@@ -65,18 +64,11 @@ func (c *Client) RemoveModel(ctx context.Context, name string) (*api.ModelInfo, 
 // *api.Error, or ErrStreamEnded. Cancelling ctx stops the download; the
 // gateway keeps the partial file and a later pull resumes it.
 func (c *Client) PullModel(ctx context.Context, req api.PullRequest, progress func(done, total int64)) (*api.ModelInfo, error) {
-	body, err := json.Marshal(req)
-	if err != nil {
-		return nil, fmt.Errorf("encode pull request: %w", err)
-	}
-	resp, err := c.do(ctx, http.MethodPost, api.PathModelPull, nil, bytes.NewReader(body), "application/json")
+	resp, err := c.postStream(ctx, api.PathModelPull, req)
 	if err != nil {
 		return nil, err
 	}
 	defer resp.Body.Close()
-	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
-		return nil, fmt.Errorf("gateway answered %s with %q, want text/event-stream", api.PathModelPull, resp.Header.Get("Content-Type"))
-	}
 	info, err := readPullStream(resp.Body, progress)
 	if err != nil && ctx.Err() != nil {
 		return nil, ctx.Err()
