@@ -68,19 +68,95 @@ func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, 
 	return prompt, &parser{p: toolcall.NewParser(f.family)}, nil
 }
 
-// parser adapts toolcall's incremental parser to events.
-type parser struct{ p *toolcall.Parser }
+// parser adapts toolcall's incremental parser to events. A reply that opens
+// with <think>…</think> (Qwen3, DeepSeek-R1 style) streams that part as
+// thinking: never shown as text, never parsed for tool calls.
+type parser struct {
+	p     *toolcall.Parser
+	state thinkState
+	held  string // undecided text: a possible <think> or </think> in progress
+}
+
+type thinkState int
+
+const (
+	thinkUnknown thinkState = iota // nothing but whitespace seen yet
+	thinkInside
+	thinkDone
+)
+
+const (
+	thinkOpen  = "<think>"
+	thinkClose = "</think>"
+)
 
 func (p *parser) write(piece string) []engine.Event {
-	if s := p.p.Write(piece); s != "" {
-		return []engine.Event{{Type: engine.EventTextDelta, Text: s}}
+	var evs []engine.Event
+	text := func(s string) {
+		if v := p.p.Write(s); v != "" {
+			evs = append(evs, engine.Event{Type: engine.EventTextDelta, Text: v})
+		}
 	}
-	return nil
+	p.held += piece
+	for {
+		switch p.state {
+		case thinkUnknown:
+			t := strings.TrimLeft(p.held, " \t\r\n")
+			switch {
+			case strings.HasPrefix(t, thinkOpen):
+				p.held, p.state = t[len(thinkOpen):], thinkInside
+				continue
+			case strings.HasPrefix(thinkOpen, t):
+				return evs // could still become <think>
+			}
+			p.state = thinkDone
+			continue
+		case thinkInside:
+			if i := strings.Index(p.held, thinkClose); i >= 0 {
+				if i > 0 {
+					evs = append(evs, engine.Event{Type: engine.EventThinkingDelta, Text: p.held[:i]})
+				}
+				p.held, p.state = strings.TrimLeft(p.held[i+len(thinkClose):], "\r\n"), thinkDone
+				continue
+			}
+			keep := partialSuffix(p.held, thinkClose)
+			if out := p.held[:len(p.held)-keep]; out != "" {
+				evs = append(evs, engine.Event{Type: engine.EventThinkingDelta, Text: out})
+			}
+			p.held = p.held[len(p.held)-keep:]
+			return evs
+		default:
+			if p.held != "" {
+				text(p.held)
+				p.held = ""
+			}
+			return evs
+		}
+	}
+}
+
+// partialSuffix is the length of the longest suffix of s that is a proper
+// prefix of tag.
+func partialSuffix(s, tag string) int {
+	for n := min(len(tag)-1, len(s)); n > 0; n-- {
+		if strings.HasSuffix(s, tag[:n]) {
+			return n
+		}
+	}
+	return 0
 }
 
 func (p *parser) close() ([]engine.Event, int) {
-	text, calls := p.p.Close()
 	var evs []engine.Event
+	if p.held != "" {
+		if p.state == thinkInside {
+			evs = append(evs, engine.Event{Type: engine.EventThinkingDelta, Text: p.held})
+		} else if v := p.p.Write(p.held); v != "" {
+			evs = append(evs, engine.Event{Type: engine.EventTextDelta, Text: v})
+		}
+		p.held = ""
+	}
+	text, calls := p.p.Close()
 	if text != "" {
 		evs = append(evs, engine.Event{Type: engine.EventTextDelta, Text: text})
 	}
