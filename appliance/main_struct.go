@@ -26,6 +26,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool/fs"
 	"github.com/openclaw-edge/edge/models/catalog"
 	"github.com/openclaw-edge/edge/models/failover"
+	"github.com/openclaw-edge/edge/models/httpapi"
 	"github.com/openclaw-edge/edge/models/llamacpp"
 )
 
@@ -168,6 +169,7 @@ func (m *Main) Run(ctx context.Context) error {
 	defer pool.Close()
 	resolver := &models{
 		cfg: cfg, pool: pool, registry: registry, log: log,
+		client:    httpapi.NewClient(),
 		providers: make(map[string]failover.Model),
 		cooldowns: failover.JSONStore(
 			func(k string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, k, v) },

@@ -36,7 +36,7 @@ type models struct {
 	registry  *catalog.Registry
 	cooldowns failover.Store
 	log       *slog.Logger
-	client    *http.Client // nil: each provider's default
+	client    *http.Client // one connection pool for every remote provider and profile
 
 	mu        sync.Mutex
 	providers map[string]failover.Model // by provider id @ profile, or local path

@@ -29,12 +29,11 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // DefaultBaseURL is where requests go when Config.BaseURL is empty.
@@ -92,7 +91,7 @@ func New(cfg Config) *Provider {
 	base = strings.TrimSuffix(base, "/v1")
 	client := cfg.HTTPClient
 	if client == nil {
-		client = defaultClient()
+		client = httpapi.NewClient()
 	}
 	return &Provider{cfg: cfg, url: base + "/v1/messages", client: client}
 }
@@ -102,22 +101,6 @@ func (p *Provider) ID() string { return p.cfg.ProviderID }
 
 // API returns the wire protocol name, "anthropic-messages".
 func (p *Provider) API() string { return API }
-
-func defaultClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 5 * time.Minute,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConns:          16,
-		ForceAttemptHTTP2:     true,
-	}}
-}
 
 // Stream sends req and emits the reply as it streams: text and thinking
 // deltas, one EventToolCall per complete call, then exactly one
@@ -164,7 +147,7 @@ func (p *Provider) fail(req *engine.ChatRequest, kind engine.ErrorKind, status i
 		Provider: p.cfg.ProviderID,
 		Model:    req.Model,
 		Status:   status,
-		Message:  cleanMessage(msg, p.cfg.APIKey),
+		Message:  httpapi.CleanMessage(msg, p.cfg.APIKey),
 		Err:      err,
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/anthropic/anthropictest"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // recorder collects the events of one Stream call.
@@ -403,8 +404,8 @@ func TestNetKind(t *testing.T) {
 		{cancelled, context.Canceled, engine.ErrAborted},
 	}
 	for _, tt := range tests {
-		if got, _ := netKind(tt.ctx, tt.err); got != tt.want {
-			t.Errorf("netKind(%v) = %s, want %s", tt.err, got, tt.want)
+		if got, _ := httpapi.NetKind(tt.ctx, tt.err); got != tt.want {
+			t.Errorf("httpapi.NetKind(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
 }

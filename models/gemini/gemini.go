@@ -64,13 +64,12 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // DefaultBaseURL is where requests go when Config.BaseURL is empty.
@@ -119,7 +118,7 @@ func New(cfg Config) *Provider {
 	}
 	client := cfg.HTTPClient
 	if client == nil {
-		client = defaultClient()
+		client = httpapi.NewClient()
 	}
 	return &Provider{cfg: cfg, base: strings.TrimRight(cfg.BaseURL, "/"), client: client}
 }
@@ -129,22 +128,6 @@ func (p *Provider) ID() string { return p.cfg.ProviderID }
 
 // API returns the wire protocol name, "gemini".
 func (p *Provider) API() string { return API }
-
-func defaultClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 5 * time.Minute,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConns:          16,
-		ForceAttemptHTTP2:     true,
-	}}
-}
 
 // streamURL is where a streamed request for model goes.
 func (p *Provider) streamURL(model string) string {
@@ -217,7 +200,7 @@ func (p *Provider) fail(req *engine.ChatRequest, kind engine.ErrorKind, status i
 		Provider: p.cfg.ProviderID,
 		Model:    req.Model,
 		Status:   status,
-		Message:  cleanMessage(msg, p.cfg.APIKey),
+		Message:  httpapi.CleanMessage(msg, p.cfg.APIKey),
 		Err:      err,
 	}
 }

@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // classify turns an error from api.Client into a *engine.ModelError.
@@ -23,7 +23,7 @@ import (
 // http.Client's error.
 func (p *Provider) classify(ctx context.Context, model string, err error) *engine.ModelError {
 	if ctx.Err() != nil {
-		kind, msg := netKind(ctx, err)
+		kind, msg := httpapi.NetKind(ctx, err)
 		return p.fail(model, kind, 0, msg, err)
 	}
 	var se api.StatusError
@@ -50,7 +50,7 @@ func (p *Provider) classify(ctx context.Context, model string, err error) *engin
 			return p.fail(model, engine.ErrUnreachable, 0,
 				fmt.Sprintf("Ollama is not running at %s (start it with `ollama serve`)", p.base), err)
 		}
-		kind, msg := netKind(ctx, err)
+		kind, msg := httpapi.NetKind(ctx, err)
 		return p.fail(model, kind, 0, msg, err)
 	}
 	// An error line in a 200 stream: only its text is left.
@@ -93,38 +93,4 @@ func (p *Provider) kindFor(status int, msg, model string) (engine.ErrorKind, str
 		return engine.ErrBadRequest, msg
 	}
 	return engine.ErrUnreachable, msg // 5xx, out of memory, runner crashed, unknown
-}
-
-// netKind: cancellation is aborted, a deadline or network timeout is
-// timeout, anything else (refused, DNS, reset) is unreachable.
-func netKind(ctx context.Context, err error) (engine.ErrorKind, string) {
-	switch ctx.Err() {
-	case context.Canceled:
-		return engine.ErrAborted, "request aborted"
-	case context.DeadlineExceeded:
-		return engine.ErrTimeout, "request timed out"
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return engine.ErrUnreachable, "cannot resolve " + dnsErr.Name
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return engine.ErrTimeout, "timed out: " + err.Error()
-	}
-	return engine.ErrUnreachable, err.Error()
-}
-
-// cleanMessage makes a message safe to show: no API key, one line, at most
-// 300 characters.
-func cleanMessage(msg, key string) string {
-	if key != "" {
-		msg = strings.ReplaceAll(msg, key, "[redacted]")
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	if utf8.RuneCountInString(msg) > 300 {
-		r := []rune(msg)
-		msg = string(r[:299]) + "…"
-	}
-	return msg
 }

@@ -51,7 +51,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,6 +59,7 @@ import (
 	"github.com/ollama/ollama/api"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // DefaultBaseURL is where requests go when Config.BaseURL is empty.
@@ -126,7 +126,7 @@ func New(cfg Config) (*Provider, error) {
 	u.RawQuery, u.Fragment = "", ""
 	client := cfg.HTTPClient
 	if client == nil {
-		client = defaultClient()
+		client = httpapi.NewClient()
 	}
 	if cfg.APIKey != "" || len(cfg.Headers) > 0 {
 		client = withHeaders(client, cfg.APIKey, cfg.Headers)
@@ -142,21 +142,6 @@ func (p *Provider) API() string { return API }
 
 // BaseURL returns the server root requests go to.
 func (p *Provider) BaseURL() string { return p.base }
-
-func defaultClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ResponseHeaderTimeout: 5 * time.Minute,
-		ExpectContinueTimeout: time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		MaxIdleConns:          16,
-	}}
-}
 
 // withHeaders returns a copy of c whose transport adds the key and headers.
 func withHeaders(c *http.Client, key string, headers map[string]string) *http.Client {
@@ -221,7 +206,7 @@ func (p *Provider) chat(ctx context.Context, req *engine.ChatRequest, creq *api.
 		return p.classify(ctx, req.Model, err)
 	}
 	if ctx.Err() != nil {
-		kind, msg := netKind(ctx, ctx.Err())
+		kind, msg := httpapi.NetKind(ctx, ctx.Err())
 		return p.fail(req.Model, kind, 0, msg, ctx.Err())
 	}
 	if !d.done {
@@ -261,7 +246,7 @@ func (p *Provider) fail(model string, kind engine.ErrorKind, status int, msg str
 		Provider: p.cfg.ProviderID,
 		Model:    model,
 		Status:   status,
-		Message:  cleanMessage(msg, p.cfg.APIKey),
+		Message:  httpapi.CleanMessage(msg, p.cfg.APIKey),
 		Err:      err,
 	}
 }

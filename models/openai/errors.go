@@ -5,13 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 )
 
 // apiError is the "error" object of an error body or a mid-stream error
@@ -121,7 +120,7 @@ func kindFor(status int, text string) engine.ErrorKind {
 
 // transportError classifies a failed request (no HTTP answer).
 func (p *Provider) transportError(ctx context.Context, req *engine.ChatRequest, err error) error {
-	kind, msg := netKind(ctx, err)
+	kind, msg := httpapi.NetKind(ctx, err)
 	return p.fail(req, kind, 0, msg, err)
 }
 
@@ -130,40 +129,6 @@ func (p *Provider) readError(ctx context.Context, req *engine.ChatRequest, err e
 	if ctx.Err() == nil && (errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)) {
 		return p.fail(req, engine.ErrUnreachable, 0, "stream ended early", err)
 	}
-	kind, msg := netKind(ctx, err)
+	kind, msg := httpapi.NetKind(ctx, err)
 	return p.fail(req, kind, 0, msg, err)
-}
-
-// netKind: cancellation is aborted, a deadline or network timeout is
-// timeout, anything else (refused, DNS, reset) is unreachable.
-func netKind(ctx context.Context, err error) (engine.ErrorKind, string) {
-	switch ctx.Err() {
-	case context.Canceled:
-		return engine.ErrAborted, "request aborted"
-	case context.DeadlineExceeded:
-		return engine.ErrTimeout, "request timed out"
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return engine.ErrUnreachable, "cannot resolve " + dnsErr.Name
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return engine.ErrTimeout, "timed out: " + err.Error()
-	}
-	return engine.ErrUnreachable, err.Error()
-}
-
-// cleanMessage makes a provider's message safe to show: no API key, one
-// line, at most 300 characters.
-func cleanMessage(msg, key string) string {
-	if key != "" {
-		msg = strings.ReplaceAll(msg, key, "[redacted]")
-	}
-	msg = strings.Join(strings.Fields(msg), " ")
-	if utf8.RuneCountInString(msg) > 300 {
-		r := []rune(msg)
-		msg = string(r[:299]) + "…"
-	}
-	return msg
 }

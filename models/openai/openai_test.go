@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/httpapi"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -451,8 +452,8 @@ func TestNetKind(t *testing.T) {
 		{cancelled, context.Canceled, engine.ErrAborted},
 	}
 	for _, tt := range tests {
-		if got, _ := netKind(tt.ctx, tt.err); got != tt.want {
-			t.Errorf("netKind(%v) = %s, want %s", tt.err, got, tt.want)
+		if got, _ := httpapi.NetKind(tt.ctx, tt.err); got != tt.want {
+			t.Errorf("httpapi.NetKind(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
 }
