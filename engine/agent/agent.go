@@ -286,14 +286,13 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 		}
 		return msg, err
 	}
-	if stop == "" {
-		stop = engine.StopEnd
-	}
-	if stop == engine.StopToolUse && len(msg.ToolCalls()) == 0 {
-		stop = engine.StopEnd
-	}
-	if len(msg.ToolCalls()) > 0 {
+	// The calls decide, whatever the provider said: a message with calls
+	// waits for their results, one without them ends the turn.
+	switch {
+	case len(msg.ToolCalls()) > 0:
 		stop = engine.StopToolUse
+	case stop == "" || stop == engine.StopToolUse:
+		stop = engine.StopEnd
 	}
 	msg.StopReason = stop
 	return msg, nil

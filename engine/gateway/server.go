@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
@@ -310,5 +309,3 @@ func rss() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.Sys)
 }
-
-var _ = time.Second

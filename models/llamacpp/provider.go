@@ -345,53 +345,35 @@ func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit fun
 
 // Embed returns one L2-normalised vector per text.
 func (m *Provider) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	if err := m.setup(); err != nil {
-		return nil, m.modelError(engine.ErrNoModel, "%v", err)
-	}
-	var vecs [][]float32
-	var err error
-	cerr := m.proc.call(ctx, Request{Op: OpEmbed, Texts: texts}, func(rep Reply) bool {
-		switch rep.Type {
-		case ReplyEmbeddings:
-			vecs = rep.Vectors
-			return true
-		case ReplyError:
-			err = errors.New(rep.Error)
-			return true
-		}
-		return false
-	})
-	if cerr != nil {
-		return nil, m.classify(cerr)
-	}
-	if err != nil {
-		return nil, m.classify(err)
-	}
-	return vecs, nil
+	rep, err := m.single(ctx, Request{Op: OpEmbed, Texts: texts}, ReplyEmbeddings)
+	return rep.Vectors, err
 }
 
 // Tokenize counts with the model's own tokenizer.
 func (m *Provider) Tokenize(ctx context.Context, text string) ([]int, error) {
+	rep, err := m.single(ctx, Request{Op: OpTokenize, Text: text}, ReplyTokens)
+	return rep.Tokens, err
+}
+
+// single runs a request that the runner answers with one reply of type want.
+func (m *Provider) single(ctx context.Context, req Request, want ReplyType) (Reply, error) {
 	if err := m.setup(); err != nil {
-		return nil, m.modelError(engine.ErrNoModel, "%v", err)
+		return Reply{}, m.modelError(engine.ErrNoModel, "%v", err)
 	}
-	var toks []int
-	var err error
-	cerr := m.proc.call(ctx, Request{Op: OpTokenize, Text: text}, func(rep Reply) bool {
-		switch rep.Type {
-		case ReplyTokens:
-			toks = rep.Tokens
-			return true
-		case ReplyError:
-			err = errors.New(rep.Error)
+	var got Reply
+	if err := m.proc.call(ctx, req, func(rep Reply) bool {
+		if rep.Type == want || rep.Type == ReplyError {
+			got = rep
 			return true
 		}
 		return false
-	})
-	if cerr != nil {
-		return nil, m.classify(cerr)
+	}); err != nil {
+		return Reply{}, m.classify(err)
 	}
-	return toks, m.classify(err)
+	if got.Type == ReplyError {
+		return Reply{}, m.classify(errors.New(got.Error))
+	}
+	return got, nil
 }
 
 // Unload stops this model's runner now.

@@ -405,24 +405,12 @@ func appendEntries(b *bbolt.Bucket, entries []transcript.Entry, keepRoots bool) 
 // entries are cached, so a transcript that grew since the last read only
 // decodes its new entries; the caller gets its own copy of every message.
 func (db *DB) Transcript(sessionID string) (transcript.Header, []transcript.Entry, error) {
-	var (
-		h       transcript.Header
-		entries []transcript.Entry
-	)
-	err := db.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket(bucketTranscripts).Bucket([]byte(sessionID))
-		if b == nil || sessionID == "" {
-			return session.ErrNotFound
-		}
-		if err := json.Unmarshal(b.Get(keyHeader), &h); err != nil {
-			return fmt.Errorf("header: %w", err)
-		}
-		var err error
-		entries, err = db.cache.read(sessionID, b)
-		return err
-	})
+	h, entries, shared, err := db.snapshot(sessionID)
 	if err != nil {
-		return transcript.Header{}, nil, fmt.Errorf("transcript %s: %w", sessionID, err)
+		return transcript.Header{}, nil, err
+	}
+	if shared {
+		entries = copyEntries(entries)
 	}
 	return h, entries, nil
 }
@@ -431,11 +419,17 @@ func (db *DB) Transcript(sessionID string) (transcript.Header, []transcript.Entr
 // it (session.TranscriptViewer): fn must neither modify nor retain entries.
 // fn runs outside the database transaction.
 func (db *DB) ViewTranscript(sessionID string, fn func(transcript.Header, []transcript.Entry) error) error {
-	var (
-		h       transcript.Header
-		entries []transcript.Entry
-	)
-	err := db.db.View(func(tx *bbolt.Tx) error {
+	h, entries, _, err := db.snapshot(sessionID)
+	if err != nil {
+		return err
+	}
+	return fn(h, entries)
+}
+
+// snapshot reads the header and the (cached, possibly shared) entries of
+// sessionID.
+func (db *DB) snapshot(sessionID string) (h transcript.Header, entries []transcript.Entry, shared bool, err error) {
+	err = db.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket(bucketTranscripts).Bucket([]byte(sessionID))
 		if b == nil || sessionID == "" {
 			return session.ErrNotFound
@@ -444,13 +438,13 @@ func (db *DB) ViewTranscript(sessionID string, fn func(transcript.Header, []tran
 			return fmt.Errorf("header: %w", err)
 		}
 		var err error
-		entries, _, err = db.cache.snapshot(sessionID, b)
+		entries, shared, err = db.cache.snapshot(sessionID, b)
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("transcript %s: %w", sessionID, err)
+		return transcript.Header{}, nil, false, fmt.Errorf("transcript %s: %w", sessionID, err)
 	}
-	return fn(h, entries)
+	return h, entries, shared, nil
 }
 
 // decodeAfter decodes the entries of b with a sequence above after, and
