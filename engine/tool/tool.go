@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/openclaw-edge/edge/engine"
 )
@@ -122,21 +123,42 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
 }
 
-// ApprovalRequest is what the owner is asked to approve.
+// ApprovalRequest is what the owner is asked to approve: exactly what will
+// run, so nothing can hide (control characters are escaped for display by
+// whoever shows it).
 type ApprovalRequest struct {
+	// Command is the text the owner approves. An approved command runs
+	// exactly this text through `sh -c`, inside the sandbox unless the
+	// owner answers DecisionElevated.
 	Command string
-	Cwd     string
-	Reason  string
+	// Argv is the command parsed as one simple command, when it is one
+	// (nil for pipelines, redirections…); Resolved is argv[0]'s absolute
+	// path after PATH lookup and symlinks ("" when unknown). Together they
+	// are the key of an allow-always entry.
+	Argv     []string
+	Resolved string
+	Cwd      string
+	// Env is what the call adds to the built environment, KEY=VALUE, sorted.
+	Env        []string
+	Background bool
+	Reason     string
 }
 
 // Decision is the owner's answer to an approval request.
 type Decision string
 
-// Decisions. Anything other than DecisionAllowOnce is a denial.
+// Decisions. The owner, never the model, picks DecisionElevated.
 const (
-	DecisionAllowOnce Decision = "allow-once"
-	DecisionDeny      Decision = "deny"
+	DecisionAllowOnce   Decision = "allow-once"   // run this command once, in the sandbox
+	DecisionAllowAlways Decision = "allow-always" // run it and add it to the agent's allowlist
+	DecisionElevated    Decision = "elevated"     // run it once outside the sandbox
+	DecisionDeny        Decision = "deny"
 )
+
+// Allowed reports whether d lets the command run.
+func (d Decision) Allowed() bool {
+	return d == DecisionAllowOnce || d == DecisionAllowAlways || d == DecisionElevated
+}
 
 // Registry holds the tools a gateway offers. It is safe for concurrent use.
 // Adding a tool under a name already present replaces it.
@@ -215,4 +237,16 @@ func (r *Registry) Known(entry string) bool {
 		}
 	}
 	return false
+}
+
+// AllowEntry is one command in an agent's persisted exec allowlist, added by
+// `/approve <id> always` or `openclaw approvals allowlist add`. It matches
+// only exactly: the resolved binary path and the whole argv (no patterns:
+// `git status` does not allow `git status --porcelain`); a command that is
+// not one simple command matches by its exact text.
+type AllowEntry struct {
+	Path    string    `json:"path,omitempty"`    // absolute, symlinks resolved
+	Argv    []string  `json:"argv,omitempty"`    // the whole argv, argv[0] as written
+	Command string    `json:"command,omitempty"` // exact text, only when Argv is empty
+	AddedAt time.Time `json:"addedAt"`
 }
