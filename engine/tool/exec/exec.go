@@ -86,6 +86,11 @@ type Config struct {
 	MaxOutput int
 	// Shell runs commands as `Shell -c command` (default /bin/sh).
 	Shell string
+	// Sandbox confines every exec child; nil runs them under policy only.
+	Sandbox Sandbox
+	// Allowlist holds the commands the owner approved for good; nil means
+	// none, and "always" answers run once.
+	Allowlist Allowlist
 	// Processes is the background process table. Nil gives the tools a
 	// table of their own; close it through the process tool, which is an
 	// io.Closer.
