@@ -34,11 +34,19 @@ build-pure:
 run: build
 	$(BIN)/openclaw-gateway run
 
-## test: vet, every test with the race detector, then the pure-Go build (no llama.cpp, no cgo)
+# LLAMA_PKGS: the packages that link (or test against) the embedded llama.cpp.
+# Every distinct flag set (-race, tags) compiles llama.cpp again (minutes on
+# 2 cores), so they are built once, with the flags `make build` uses; every
+# package, these included, also runs under -race with llama.cpp left out.
+LLAMA_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}{{range .TestImports}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}{{range .XTestImports}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}' ./... | awk '$$2=="L"{print $$1}')
+
+## test: vet (pure build, then the llama.cpp packages), every test with the race
+## detector (llama.cpp left out), then the llama.cpp packages as `make build` builds them
 test: deps
-	$(GO) vet ./...
-	$(GO) test -race -count=1 -timeout 30m ./...
-	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m ./...
+	CGO_ENABLED=0 $(GO) vet -tags nollamacpp ./...
+	$(GO) vet $(LLAMA_PKGS)
+	$(GO) test -race -tags nollamacpp -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
 
 ## test-short: the quick unit tests only
 test-short:
