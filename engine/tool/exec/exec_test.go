@@ -91,102 +91,70 @@ func text(r engine.ToolResult) string {
 	return r.Content[0].Text
 }
 
-func TestIsSafe(t *testing.T) {
-	tests := []struct {
-		command string
-		want    bool
-	}{
-		{"ls", true},
-		{"ls -la src", true},
-		{"cat notes/today.md", true},
-		{"grep -rn TODO .", true},
-		{"echo hello world", true},
-		{"wc -l a.txt b.txt", true},
-		{"sort -k2,2 -t: data.csv", true},
-		{"date +%Y-%m-%d", true},
-		{"rm -rf x", false},             // not a safe bin
-		{"ls; rm -rf x", false},         // chaining
-		{"ls && touch x", false},        // chaining
-		{"ls | sh", false},              // pipe
-		{"echo $(touch x)", false},      // substitution
-		{"echo `touch x`", false},       // substitution
-		{"echo hi > x", false},          // redirection
-		{"cat < x", false},              // redirection
-		{"ls\ntouch x", false},          // newline
-		{"ls &", false},                 // background
-		{"cat *.txt", false},            // glob
-		{"echo 'a b'", false},           // quoting
-		{"cat /etc/passwd", false},      // absolute path
-		{"cat ../secret", false},        // parent
-		{"cat a/../../secret", false},   // parent
-		{"grep --file=/etc/x y", false}, // absolute option value
-		{"./ls", false},                 // path, not a bare name
-		{"/bin/ls", false},              // path, not a bare name
-		{"PATH=. ls", false},            // env assignment
-		{"sort --compress-program=sh a", false},
-		{"sort --comp=sh a", false},
-		{"", false},
-	}
-	for _, tt := range tests {
-		if got := isSafe(tt.command, DefaultSafeBins); got != tt.want {
-			t.Errorf("isSafe(%q) = %v, want %v", tt.command, got, tt.want)
-		}
-	}
-	if isSafe("find . -exec touch x ;", append([]string{"find"}, DefaultSafeBins...)) {
-		t.Error("find -exec counted as safe")
-	}
-}
-
-func TestApprovalOrder(t *testing.T) {
+func TestApprovalModes(t *testing.T) {
 	t.Parallel()
 	const marker = "touch marker"
 	denied := "exec denied: `touch marker` was not approved"
 	tests := []struct {
-		name      string
-		cfg       Config
-		approver  *fakeApprover
-		sandboxed bool
-		args      map[string]any
-		wantRun   bool
-		wantAsk   int
-		wantText  string
+		name     string
+		cfg      Config
+		approver *fakeApprover
+		args     map[string]any
+		wantRun  bool
+		wantAsk  int
+		wantText string
 	}{
-		{"safe bin runs without an approver", Config{}, nil, false,
+		{"safe bin runs without an approver", Config{}, nil,
 			map[string]any{"command": "echo hi"}, false, 0, "hi\n\n(exit code 0)"},
-		{"unsafe with nil approver is denied", Config{}, nil, false,
+		{"unsafe with nil approver is denied", Config{}, nil,
 			map[string]any{"command": marker}, false, 0, denied + " (no approver is available for this session); nothing was run"},
-		{"owner denies", Config{}, answer(tool.DecisionDeny), false,
+		{"owner denies", Config{}, answer(tool.DecisionDeny),
 			map[string]any{"command": marker}, false, 1, denied + " (denied by the owner)"},
-		{"owner allows once", Config{}, answer(tool.DecisionAllowOnce), false,
+		{"owner allows once", Config{}, answer(tool.DecisionAllowOnce),
 			map[string]any{"command": marker}, true, 1, "(exit code 0)"},
-		{"unknown decision is a denial", Config{}, answer("allow-always"), false,
-			map[string]any{"command": marker}, false, 1, `unknown decision "allow-always"`},
+		{"owner allows always without an allowlist", Config{}, answer(tool.DecisionAllowAlways),
+			map[string]any{"command": marker}, true, 1, "(exit code 0)"},
+		{"owner runs it elevated", Config{}, answer(tool.DecisionElevated),
+			map[string]any{"command": marker}, true, 1, "(exit code 0)"},
+		{"unknown decision is a denial", Config{}, answer("maybe"),
+			map[string]any{"command": marker}, false, 1, `unknown decision "maybe"`},
 		{"approver error", Config{}, &fakeApprover{decide: func(context.Context, tool.ApprovalRequest) (tool.Decision, error) {
 			return "", errors.New("channel down")
-		}}, false, map[string]any{"command": marker}, false, 1, denied + " (channel down); nothing was run"},
+		}}, map[string]any{"command": marker}, false, 1, denied + " (channel down); nothing was run"},
 		{"approval timeout", Config{ApprovalTimeout: 50 * time.Millisecond}, &fakeApprover{decide: func(ctx context.Context, _ tool.ApprovalRequest) (tool.Decision, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
-		}}, false, map[string]any{"command": marker}, false, 1, "no answer within 50ms"},
-		{"ask off runs", Config{Ask: AskOff}, nil, false,
+		}}, map[string]any{"command": marker}, false, 1, "no answer within 50ms"},
+		{"deny refuses safe commands", Config{Security: SecurityDeny}, answer(tool.DecisionAllowOnce),
+			map[string]any{"command": "echo hi"}, false, 0, "tools.exec.security=deny"},
+		{"deny refuses the rest", Config{Security: SecurityDeny, Ask: AskOff}, answer(tool.DecisionAllowOnce),
+			map[string]any{"command": marker}, false, 0, "tools.exec.security=deny"},
+		{"allowlist with ask off refuses a miss", Config{Ask: AskOff}, answer(tool.DecisionAllowOnce),
+			map[string]any{"command": marker}, false, 0, "tools.exec.ask=off"},
+		{"allowlist with ask off runs safe", Config{Ask: AskOff}, answer(tool.DecisionDeny),
+			map[string]any{"command": "echo hi"}, false, 0, "hi\n"},
+		{"allowlist with ask always asks for safe", Config{Ask: AskAlways}, answer(tool.DecisionDeny),
+			map[string]any{"command": "echo hi"}, false, 1, "denied by the owner"},
+		{"full with ask off runs", Config{Security: SecurityFull, Ask: AskOff}, nil,
 			map[string]any{"command": marker}, true, 0, "(exit code 0)"},
-		{"ask elevated runs plain calls", Config{Ask: AskElevated}, nil, false,
+		{"full with ask on-miss runs", Config{Security: SecurityFull, Ask: AskOnMiss}, answer(tool.DecisionDeny),
 			map[string]any{"command": marker}, true, 0, "(exit code 0)"},
-		{"ask elevated asks for elevated calls", Config{Ask: AskElevated}, answer(tool.DecisionDeny), false,
+		{"full with ask always asks", Config{Security: SecurityFull, Ask: AskAlways}, answer(tool.DecisionDeny),
+			map[string]any{"command": marker}, false, 1, denied},
+		{"unknown security value is deny", Config{Security: "sandbox", Ask: AskOff}, nil,
+			map[string]any{"command": marker}, false, 0, "security=deny"},
+		{"unknown ask value asks", Config{Security: SecurityFull, Ask: "elevated"}, answer(tool.DecisionDeny),
+			map[string]any{"command": marker}, false, 1, denied},
+		{"the model's elevated argument is ignored", Config{}, answer(tool.DecisionDeny),
 			map[string]any{"command": marker, "elevated": true}, false, 1, denied},
-		{"sandboxed with security sandbox runs", Config{Security: SecuritySandbox}, nil, true,
-			map[string]any{"command": marker}, true, 0, "(exit code 0)"},
-		{"sandboxed with security full asks", Config{Security: SecurityFull}, nil, true,
-			map[string]any{"command": marker}, false, 0, denied},
-		{"unknown ask value is strict", Config{Ask: "sometimes"}, nil, false,
-			map[string]any{"command": marker}, false, 0, denied},
-		{"safe bin with env overrides asks", Config{}, nil, false,
-			map[string]any{"command": "ls", "env": map[string]string{"PATH": "."}}, false, 0, "exec denied: `ls` was not approved"},
+		{"safe bin with env asks", Config{}, answer(tool.DecisionDeny),
+			map[string]any{"command": "ls", "env": map[string]string{"COLUMNS": "80"}}, false, 1, "exec denied: `ls` was not approved"},
+		{"unsafe option of a safe bin asks", Config{}, answer(tool.DecisionDeny),
+			map[string]any{"command": "sort --co=sh x"}, false, 1, "was not approved"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, tt.cfg)
-			h.env.Sandboxed = tt.sandboxed
 			if tt.approver != nil {
 				h.env.Approver = tt.approver
 			}
@@ -197,7 +165,7 @@ func TestApprovalOrder(t *testing.T) {
 			if ran := h.exists("marker"); ran != tt.wantRun {
 				t.Errorf("marker created = %v, want %v (%s)", ran, tt.wantRun, text(res))
 			}
-			if !tt.wantRun && !strings.Contains(tt.args["command"].(string), "echo") && !res.IsError {
+			if !tt.wantRun && !strings.Contains(tt.args["command"].(string), "echo hi") && !res.IsError {
 				t.Error("a command that did not run is not an error")
 			}
 			if tt.approver != nil && tt.approver.count() != tt.wantAsk {
@@ -232,7 +200,7 @@ func TestAllowOnceIsOnce(t *testing.T) {
 
 func TestExecResult(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff, MaxOutput: 1000})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff, MaxOutput: 1000})
 	if err := os.Mkdir(filepath.Join(h.ws, "sub"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +259,7 @@ func TestExecResult(t *testing.T) {
 
 func TestTimeoutKillsGroup(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff})
 	// The shell starts a grandchild that would create the marker later;
 	// killing only the shell would leave it running.
 	res := h.run(h.exec, map[string]any{"command": "(sleep 3; touch marker) & sleep 30", "timeout": 1})
@@ -313,7 +281,7 @@ func TestTimeoutKillsGroup(t *testing.T) {
 
 func TestCancelKillsCommand(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		time.Sleep(200 * time.Millisecond)
@@ -327,7 +295,7 @@ func TestCancelKillsCommand(t *testing.T) {
 
 func TestBackgroundProcess(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff})
 	res := h.run(h.exec, map[string]any{"command": "echo started; read line; echo got $line; sleep 30", "background": true})
 	if res.IsError {
 		t.Fatal(text(res))
@@ -378,7 +346,7 @@ func TestBackgroundProcess(t *testing.T) {
 
 func TestBackgroundExitAndPollWait(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff})
 	res := h.run(h.exec, map[string]any{"command": "echo one; echo two; exit 4", "background": true})
 	var d struct {
 		SessionID string `json:"sessionId"`
@@ -415,7 +383,7 @@ func TestBackgroundNeedsApproval(t *testing.T) {
 
 func TestCloseKillsBackground(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, Config{Ask: AskOff})
+	h := newHarness(t, Config{Security: SecurityFull, Ask: AskOff})
 	res := h.run(h.exec, map[string]any{"command": "sleep 2; touch marker", "background": true})
 	if res.IsError {
 		t.Fatal(text(res))
@@ -437,10 +405,23 @@ func TestConfigValidate(t *testing.T) {
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("zero config: %v", err)
 	}
-	err := Config{Ask: "never", Security: "loose", SafeBins: []string{"/bin/ls"}}.Validate()
-	for _, want := range []string{`ask: "never"`, `security: "loose"`, `safeBins: "/bin/ls"`} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("error %v does not mention %s", err, want)
+	if err := (Config{Ask: AskOnMiss, Security: SecurityAllowlist}).Validate(); err != nil {
+		t.Errorf("defaults spelled out: %v", err)
+	}
+	for _, tt := range []struct {
+		cfg  Config
+		want []string
+	}{
+		{Config{Ask: "never", Security: "loose", SafeBins: []string{"/bin/ls"}},
+			[]string{`ask: "never" is not one of off, on-miss, always`, `security: "loose" is not one of deny, allowlist, full`, `safeBins: "/bin/ls"`}},
+		{Config{Ask: "elevated"}, []string{`ask: "elevated" is no longer a mode; use off, on-miss or always`, "/approve <id> elevated"}},
+		{Config{Security: "sandbox"}, []string{`security: "sandbox" is no longer a mode; use deny, allowlist or full`, "every exec child"}},
+	} {
+		err := tt.cfg.Validate()
+		for _, want := range tt.want {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Validate(%+v) = %v, want it to mention %s", tt.cfg, err, want)
+			}
 		}
 	}
 }

@@ -120,15 +120,21 @@ func (ps *Processes) start(owner engine.SessionKey, spec runSpec, timeout time.D
 	for ps.procs[p.id] != nil {
 		p.id = newID()
 	}
-	c := spec.cmd(ctx)
+	c, cleanup, err := spec.cmd(ctx)
+	if err != nil {
+		cancel()
+		return engine.ErrorResult("exec: could not start `%s`: %v; nothing was run", spec.command, err)
+	}
 	c.Stdout, c.Stderr = p.out, p.out
 	stdin, err := c.StdinPipe()
 	if err != nil {
 		cancel()
+		cleanup()
 		return engine.ErrorResult("exec: could not start `%s`: %v", spec.command, err)
 	}
 	if err := c.Start(); err != nil {
 		cancel()
+		cleanup()
 		return engine.ErrorResult("exec: could not start `%s`: %v", spec.command, err)
 	}
 	p.cmd, p.stdin, p.pid, p.started = c, stdin, c.Process.Pid, time.Now()
@@ -137,6 +143,7 @@ func (ps *Processes) start(owner engine.SessionKey, spec runSpec, timeout time.D
 		_ = c.Wait()
 		// Leftovers of the group (a child put in the background) go too.
 		_ = killGroup(c.Process)
+		cleanup()
 		p.mu.Lock()
 		p.exitCode = exitCode(c.ProcessState)
 		p.ended = time.Now()

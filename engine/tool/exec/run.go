@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	osexec "os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,24 +19,57 @@ import (
 
 // runSpec is a command ready to start.
 type runSpec struct {
-	shell   string
-	command string
-	cwd     string
-	env     []string // extra KEY=VALUE pairs
+	command   string   // the text, for messages
+	path      string   // the program to execve
+	argv      []string // its argv (argv[0] as written)
+	cwd       string
+	workspace string
+	extraEnv  []string // KEY=VALUE pairs the call adds
+	sandbox   Sandbox  // nil: policy only
+	elevated  bool     // the owner's answer: run outside the sandbox
 }
 
-// cmd builds the process for s in its own process group; cancelling ctx
-// kills the group.
-func (s runSpec) cmd(ctx context.Context) *osexec.Cmd {
-	c := osexec.CommandContext(ctx, s.shell, "-c", s.command)
+// cmd builds the process for s in its own process group, confined by the
+// sandbox unless elevated, with a private temp dir and a built
+// environment; cancelling ctx kills the group. cleanup removes the temp
+// dir: call it once the process has ended (or did not start).
+func (s runSpec) cmd(ctx context.Context) (c *osexec.Cmd, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "openclaw-exec-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("create a temp dir: %w", err)
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	path, argv := s.path, s.argv
+	if s.sandbox != nil && !s.elevated {
+		wrapped, err := s.sandbox.Wrap(argv, s.workspace, tmp)
+		if err != nil {
+			cleanup()
+			return nil, nil, fmt.Errorf("the sandbox cannot confine it: %w", err)
+		}
+		if len(wrapped) == 0 {
+			cleanup()
+			return nil, nil, errors.New("the sandbox returned an empty command")
+		}
+		argv = wrapped
+		// The helper is named by an absolute path (the gateway binary);
+		// a bare name is looked up in the child's PATH, never ours.
+		if path = wrapped[0]; !filepath.IsAbs(path) {
+			if path = lookPath(wrapped[0], s.cwd); path == "" {
+				cleanup()
+				return nil, nil, fmt.Errorf("sandbox helper %q not found", wrapped[0])
+			}
+		}
+	}
+	c = osexec.CommandContext(ctx, path, argv[1:]...)
+	c.Args = slices.Clone(argv) // keep argv[0] as written
 	c.Dir = s.cwd
-	c.Env = append(os.Environ(), s.env...)
+	c.Env = buildEnv(s.workspace, tmp, s.extraEnv)
 	setProcessGroup(c)
 	c.Cancel = func() error { return killGroup(c.Process) }
 	// Grandchildren that escaped the group may hold the pipe open: stop
 	// waiting for them after a while.
 	c.WaitDelay = waitDelay
-	return c
+	return c, cleanup, nil
 }
 
 // runForeground runs s to completion, or until timeout or ctx ends.
@@ -42,10 +77,14 @@ func runForeground(ctx context.Context, s runSpec, timeout time.Duration, maxOut
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out := newCapBuffer(maxOutput)
-	c := s.cmd(rctx)
+	c, cleanup, err := s.cmd(rctx)
+	if err != nil {
+		return engine.ErrorResult("exec: could not start `%s`: %v; nothing was run", s.command, err)
+	}
+	defer cleanup()
 	c.Stdout, c.Stderr = out, out // the same writer: one pipe, interleaved
 	start := time.Now()
-	err := c.Run()
+	err = c.Run()
 	dur := time.Since(start)
 	if c.Process != nil {
 		// Whatever the command left running in its group goes with it:
