@@ -28,7 +28,6 @@ package session
 import (
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -491,52 +490,6 @@ func (m *Manager) History(agentID string, key engine.SessionKey) (transcript.Hea
 		return transcript.Header{}, nil, fmt.Errorf("history of %s: %w", key, ErrNotFound)
 	}
 	return m.st.Transcript(e.SessionID)
-}
-
-// Import reads an OpenClaw transcript and makes it key's current session,
-// keeping the old entry's toggles and overrides. It returns the new entry
-// and the number of transcript entries. Bad input stores nothing.
-func (m *Manager) Import(agentID string, key engine.SessionKey, r io.Reader) (Entry, int, error) {
-	if err := checkKey(agentID, key); err != nil {
-		return Entry{}, 0, err
-	}
-	h, entries, err := transcript.Parse(r)
-	if err != nil {
-		return Entry{}, 0, fmt.Errorf("import into %s: %w", key, err)
-	}
-	now := m.cfg.Now()
-	old, _, err := m.st.Session(agentID, key)
-	if err != nil {
-		return Entry{}, 0, err
-	}
-	e := old
-	renew(&e, now)
-	e.SessionID = h.ID
-	if t, err := time.Parse(time.RFC3339Nano, h.Timestamp); err == nil {
-		e.CreatedAt = t
-	}
-	for _, te := range entries {
-		if te.Type != transcript.EntryMessage {
-			continue
-		}
-		e.Messages++
-		msg := te.Message
-		if msg.Role != engine.RoleAssistant {
-			continue
-		}
-		if u := msg.Usage; u != nil {
-			e.InputTokens += u.Input
-			e.OutputTokens += u.Output
-			e.TotalTokens += u.TotalTokens
-		}
-		if msg.Provider != "" && msg.Model != "" {
-			e.LastModel = msg.Provider + "/" + msg.Model
-		}
-	}
-	if err := m.st.ImportTranscript(agentID, key, h, entries, e); err != nil {
-		return Entry{}, 0, fmt.Errorf("import into %s: %w", key, err)
-	}
-	return e, len(entries), nil
 }
 
 // Interrupted returns every entry whose turn is still open: after a crash,

@@ -470,9 +470,24 @@ func TestImport(t *testing.T) {
 		if !sameJSONLines(t, src, out.Bytes()) {
 			t.Errorf("export differs from import:\n%s", out.Bytes())
 		}
-		// The same session id cannot be imported twice.
-		if _, _, err := m.Import(agent, "agent:main:copy", bytes.NewReader(src)); err == nil {
-			t.Error("second import of the same session id accepted")
+		// The same transcript imported again gets a fresh session id, and
+		// the first import is untouched.
+		imp, err := m.BeginImport(bytes.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if imp.RenamedFrom() != e.SessionID || imp.SessionID() == e.SessionID {
+			t.Errorf("second import: id %s, renamed from %q", imp.SessionID(), imp.RenamedFrom())
+		}
+		if n2, err := imp.Load(); err != nil || n2 != n {
+			t.Fatalf("second import Load = %d, %v", n2, err)
+		}
+		copyEntry, err := imp.Publish(agent, "agent:main:copy")
+		if err != nil || copyEntry.SessionID != imp.SessionID() || copyEntry.Messages != 9 {
+			t.Fatalf("second import = %+v, %v", copyEntry, err)
+		}
+		if now, _, _ := m.Get(agent, key); now.SessionID != e.SessionID {
+			t.Errorf("first import's key moved to %s", now.SessionID)
 		}
 		// The imported session continues normally.
 		turn, err := m.BeginTurn(agent, key, session.Meta{}, "", engine.UserText("next"))

@@ -345,78 +345,35 @@ func decodeMessage(raw json.RawMessage) (engine.Message, error) {
 
 // Parse reads a whole transcript. It checks that the header comes first,
 // that ids are unique and that every parentId names an earlier entry, so a
-// transcript that parses is a well-formed tree. Errors name the line.
+// transcript that parses is a well-formed tree. Errors name the line (a
+// *LineError). To read a transcript of any size in bounded memory, use a
+// Decoder.
 func Parse(r io.Reader) (Header, []Entry, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), MaxLineBytes)
-	var (
-		h       Header
-		entries []Entry
-		seen    = map[string]bool{}
-		line    int
-		gotHead bool
-	)
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
-			continue
+	d := NewDecoder(r)
+	h, err := d.Header()
+	if err != nil {
+		return Header{}, nil, err
+	}
+	var entries []Entry
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			return h, entries, nil
 		}
-		if !gotHead {
-			if err := json.Unmarshal(b, &h); err != nil {
-				return Header{}, nil, fmt.Errorf("line %d: header: %w", line, err)
-			}
-			if h.Type != "session" {
-				return Header{}, nil, fmt.Errorf("line %d: first line must be the session header (type \"session\"), got type %q", line, h.Type)
-			}
-			if h.Version < 1 || h.Version > Version {
-				return Header{}, nil, fmt.Errorf("line %d: unsupported transcript version %d (want 1..%d)", line, h.Version, Version)
-			}
-			if h.ID == "" {
-				return Header{}, nil, fmt.Errorf("line %d: header has no session id", line)
-			}
-			gotHead = true
-			continue
+		if err != nil {
+			return Header{}, nil, err
 		}
-		var e Entry
-		if err := json.Unmarshal(b, &e); err != nil {
-			return Header{}, nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		if e.Type == "" {
-			return Header{}, nil, fmt.Errorf("line %d: entry has no type", line)
-		}
-		if e.Type == "session" {
-			return Header{}, nil, fmt.Errorf("line %d: a second session header", line)
-		}
-		if e.ID == "" && h.Version == 1 {
-			// Version 1 had no tree: chain entries in file order.
-			e.ID = uniqueID(seen)
-			if n := len(entries); n > 0 {
-				e.ParentID = entries[n-1].ID
-			}
-		}
-		if err := checkEntry(e, seen); err != nil {
-			return Header{}, nil, fmt.Errorf("line %d: %w", line, err)
-		}
-		seen[e.ID] = true
 		entries = append(entries, e)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return Header{}, nil, fmt.Errorf("line %d: longer than %d bytes", line+1, MaxLineBytes)
-		}
-		return Header{}, nil, fmt.Errorf("line %d: %w", line+1, err)
-	}
-	if !gotHead {
-		return Header{}, nil, errors.New("line 1: empty transcript: no session header")
-	}
-	return h, entries, nil
 }
 
 // checkEntry validates e against the ids seen so far.
 func checkEntry(e Entry, seen map[string]bool) error {
 	if e.ID == "" {
 		return fmt.Errorf("%s entry has no id", e.Type)
+	}
+	if len(e.ID) > MaxIDBytes {
+		return fmt.Errorf("entry id %s is %d bytes long, the limit is %d", quoteShort(e.ID), len(e.ID), MaxIDBytes)
 	}
 	if seen[e.ID] {
 		return fmt.Errorf("duplicate entry id %q", e.ID)

@@ -1,0 +1,219 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxIDBytes is the longest session or entry id accepted. OpenClaw writes
+// UUIDs (36 bytes) for sessions and 8 hex digits for entries; the bound
+// keeps a hostile file from making huge database keys.
+const MaxIDBytes = 128
+
+// LineError is a transcript that does not parse, with the 1-based line
+// where reading stopped.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// ValidSessionID checks a session id: 1 to MaxIDBytes bytes of
+// [A-Za-z0-9._:-]. OpenClaw's ids are UUIDs; the charset also admits the
+// ids older pi versions and hand-made files use, and nothing that could
+// escape a file name or a key (no '/', no spaces, no control bytes).
+func ValidSessionID(id string) error {
+	if id == "" {
+		return errors.New("session id is empty")
+	}
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("session id is %d bytes long, the limit is %d", len(id), MaxIDBytes)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == ':', c == '-':
+		default:
+			return fmt.Errorf("session id %s has the byte %q at offset %d; allowed are letters, digits and . _ : -", quoteShort(id), c, i)
+		}
+	}
+	return nil
+}
+
+// quoteShort quotes s, cut to 40 bytes, for an error message.
+func quoteShort(s string) string {
+	if len(s) > 40 {
+		return fmt.Sprintf("%q…", s[:40])
+	}
+	return fmt.Sprintf("%q", s)
+}
+
+// Decoder reads a transcript one line at a time, so a transcript of any
+// size is read in memory bounded by its longest line (MaxLineBytes) plus
+// the set of entry ids seen. It checks what Parse checks: the header
+// first, unique ids, parents that name earlier entries. Every error is a
+// *LineError.
+type Decoder struct {
+	r       *bufio.Reader
+	buf     []byte
+	line    int
+	n       int64 // bytes read, whole lines
+	h       Header
+	gotHead bool
+	seen    map[string]bool
+	last    string // id of the previous entry, for version 1 chaining
+	err     error  // sticky
+}
+
+// NewDecoder returns a Decoder reading from r.
+func NewDecoder(r io.Reader) *Decoder {
+	return &Decoder{r: bufio.NewReaderSize(r, 64<<10), seen: map[string]bool{}}
+}
+
+// Line returns the number of the last line read.
+func (d *Decoder) Line() int { return d.line }
+
+// BytesRead returns how many bytes of whole lines have been read, for
+// batching writes by size.
+func (d *Decoder) BytesRead() int64 { return d.n }
+
+// Header reads up to and including the session header and returns it.
+func (d *Decoder) Header() (Header, error) {
+	if d.gotHead {
+		return d.h, nil
+	}
+	if d.err != nil {
+		return Header{}, d.err
+	}
+	for {
+		b, err := d.readLine()
+		if err == io.EOF {
+			return Header{}, d.fail(&LineError{Line: 1, Err: errors.New("empty transcript: no session header")})
+		}
+		if err != nil {
+			return Header{}, d.fail(err)
+		}
+		if len(b) == 0 {
+			continue
+		}
+		if err := d.header(b); err != nil {
+			return Header{}, d.fail(&LineError{Line: d.line, Err: err})
+		}
+		d.gotHead = true
+		return d.h, nil
+	}
+}
+
+func (d *Decoder) header(b []byte) error {
+	var h Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	if h.Type != "session" {
+		return fmt.Errorf("first line must be the session header (type \"session\"), got type %q", h.Type)
+	}
+	if h.Version < 1 || h.Version > Version {
+		return fmt.Errorf("unsupported transcript version %d (want 1..%d)", h.Version, Version)
+	}
+	if h.ID == "" {
+		return errors.New("header has no session id")
+	}
+	if err := ValidSessionID(h.ID); err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	d.h = h
+	return nil
+}
+
+// Next returns the next entry, io.EOF after the last one.
+func (d *Decoder) Next() (Entry, error) {
+	if _, err := d.Header(); err != nil {
+		return Entry{}, err
+	}
+	if d.err != nil {
+		return Entry{}, d.err
+	}
+	for {
+		b, err := d.readLine()
+		if err != nil {
+			return Entry{}, d.fail(err)
+		}
+		if len(b) == 0 {
+			continue
+		}
+		e, err := d.entry(b)
+		if err != nil {
+			return Entry{}, d.fail(&LineError{Line: d.line, Err: err})
+		}
+		return e, nil
+	}
+}
+
+func (d *Decoder) entry(b []byte) (Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(b, &e); err != nil {
+		return Entry{}, err
+	}
+	if e.Type == "" {
+		return Entry{}, errors.New("entry has no type")
+	}
+	if e.Type == "session" {
+		return Entry{}, errors.New("a second session header")
+	}
+	if e.ID == "" && d.h.Version == 1 {
+		// Version 1 had no tree: chain entries in file order.
+		e.ID = uniqueID(d.seen)
+		e.ParentID = d.last
+	}
+	if err := checkEntry(e, d.seen); err != nil {
+		return Entry{}, err
+	}
+	d.seen[e.ID] = true
+	d.last = e.ID
+	return e, nil
+}
+
+func (d *Decoder) fail(err error) error {
+	d.err = err
+	return err
+}
+
+// readLine returns the next line without surrounding white space, io.EOF
+// at the end. The slice is valid until the next call.
+func (d *Decoder) readLine() ([]byte, error) {
+	if cap(d.buf) > 1<<20 {
+		d.buf = nil // do not keep the buffer of one huge line for the rest
+	}
+	d.buf = d.buf[:0]
+	for {
+		frag, err := d.r.ReadSlice('\n')
+		if len(d.buf)+len(frag) > MaxLineBytes+2 { // + "\r\n"
+			return nil, &LineError{Line: d.line + 1, Err: fmt.Errorf("longer than %d bytes (a single transcript line is limited to %d MiB)", MaxLineBytes, MaxLineBytes>>20)}
+		}
+		d.buf = append(d.buf, frag...)
+		switch {
+		case err == nil:
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF && len(d.buf) > 0:
+			// The last line may lack its newline.
+		case err == io.EOF:
+			return nil, io.EOF
+		default:
+			return nil, &LineError{Line: d.line + 1, Err: fmt.Errorf("read: %w", err)}
+		}
+		d.line++
+		d.n += int64(len(d.buf))
+		b := bytes.TrimSpace(d.buf)
+		if len(b) > MaxLineBytes {
+			return nil, &LineError{Line: d.line, Err: fmt.Errorf("longer than %d bytes (a single transcript line is limited to %d MiB)", MaxLineBytes, MaxLineBytes>>20)}
+		}
+		return b, nil
+	}
+}
