@@ -319,8 +319,8 @@ type ToolPolicy struct {
 
 // Exec configures exec approvals (DESIGN §3.7).
 type Exec struct {
-	Ask                    string   `json:"ask"`      // off | elevated | always
-	Security               string   `json:"security"` // full | sandbox
+	Ask                    string   `json:"ask"`      // off | on-miss | always
+	Security               string   `json:"security"` // deny | allowlist | full
 	SafeBins               []string `json:"safeBins"`
 	TimeoutSeconds         int      `json:"timeoutSeconds"`
 	ApprovalTimeoutSeconds int      `json:"approvalTimeoutSeconds"`

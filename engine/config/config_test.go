@@ -45,8 +45,8 @@ func TestDefaults(t *testing.T) {
 		{"session.reset.atHour", c.Session.Reset.Hour(), 4},
 		{"session.queueMode", c.Session.QueueMode, "sequential"},
 		{"tools.profile", c.Tools.Profile, "coding"},
-		{"tools.exec.ask", c.Tools.Exec.Ask, "always"},
-		{"tools.exec.security", c.Tools.Exec.Security, "full"},
+		{"tools.exec.ask", c.Tools.Exec.Ask, "on-miss"},
+		{"tools.exec.security", c.Tools.Exec.Security, "allowlist"},
 		{"tools.exec.safeBins", c.Tools.Exec.SafeBins, strings.Fields("ls cat head tail wc echo pwd date whoami uname grep sort uniq cut tr true false")},
 		{"tools.exec.timeoutSeconds", c.Tools.Exec.TimeoutSeconds, 120},
 		{"tools.exec.approvalTimeoutSeconds", c.Tools.Exec.ApprovalTimeoutSeconds, 120},
@@ -180,7 +180,7 @@ func TestLoadFull(t *testing.T) {
 		{"tools", c.Tools, Tools{
 			ToolPolicy: ToolPolicy{Profile: "full", Allow: []string{"group:fs", "exec"}, Deny: []string{"sessions_spawn"}},
 			ByProvider: map[string]ToolPolicy{"ollama": {Profile: "minimal"}, "ollama/llama3.2:3b": {Allow: []string{"read"}}},
-			Exec:       Exec{Ask: "elevated", Security: "sandbox", SafeBins: []string{"ls", "git"}, TimeoutSeconds: 60, ApprovalTimeoutSeconds: 300},
+			Exec:       Exec{Ask: "always", Security: "full", SafeBins: []string{"ls", "git"}, TimeoutSeconds: 60, ApprovalTimeoutSeconds: 300},
 		}},
 		{"bindings", c.Bindings, []Binding{
 			{AgentID: "main", Match: BindingMatch{Channel: "whatsapp", AccountID: "default"}},
@@ -326,8 +326,14 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:1: agents.defaults.promptMode: "short" is not one of full, minimal, none`},
 		{"badThinking", "{ agents: { defaults: { thinkingDefault: 'max' } } }",
 			`bad.json5:1: agents.defaults.thinkingDefault: "max" is not one of off, low, medium, high`},
-		{"badExecAsk", "{ tools: { exec: { ask: 'on-miss' } } }",
-			`bad.json5:1: tools.exec.ask: "on-miss" is not one of off, elevated, always`},
+		{"badExecAsk", "{ tools: { exec: { ask: 'sometimes' } } }",
+			`bad.json5:1: tools.exec.ask: "sometimes" is not one of off, on-miss, always`},
+		{"badExecSecurity", "{ tools: { exec: { security: 'loose' } } }",
+			`bad.json5:1: tools.exec.security: "loose" is not one of deny, allowlist, full`},
+		{"retiredExecAsk", "{ tools: { exec: { ask: 'elevated' } } }",
+			`bad.json5:1: tools.exec.ask: "elevated" is no longer a mode; use off, on-miss or always (the owner, never the model, now runs a command outside the sandbox by answering /approve <id> elevated)`},
+		{"retiredExecSecurity", "{ tools: { exec: { security: 'sandbox' } } }",
+			`bad.json5:1: tools.exec.security: "sandbox" is no longer a mode; use deny, allowlist or full (every exec child now runs in the sandbox, whatever the mode)`},
 		{"badProfile", "{ tools: { profile: 'everything' } }",
 			`bad.json5:1: tools.profile: "everything" is not one of minimal, coding, messaging, full`},
 		{"badDMScope", "{ session: { dmScope: 'per-account-channel-peer' } }",
@@ -467,7 +473,7 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:4: agents: duplicate key (first at line 2)`},
 		{"several", "{\n  agents: { defualts: {} },\n  tools: { exec: { ask: 'never' } },\n  session: { reset: { atHour: -1 } },\n  extra: true,\n}",
 			`bad.json5:2: agents.defualts: unknown key (did you mean "defaults"?)` + "\n" +
-				`bad.json5:3: tools.exec.ask: "never" is not one of off, elevated, always` + "\n" +
+				`bad.json5:3: tools.exec.ask: "never" is not one of off, on-miss, always` + "\n" +
 				`bad.json5:4: session.reset.atHour: must not be negative, got -1` + "\n" +
 				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, gateway, models, session, tools)`},
 	} {
@@ -496,7 +502,7 @@ func TestNullKeepsDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Agents.Defaults.MaxTurns != 20 || c.Tools.Exec.Ask != "always" {
+	if c.Agents.Defaults.MaxTurns != 20 || c.Tools.Exec.Ask != "on-miss" {
 		t.Errorf("null replaced a default: maxTurns %d, ask %q", c.Agents.Defaults.MaxTurns, c.Tools.Exec.Ask)
 	}
 }
@@ -514,7 +520,7 @@ func TestMergeOverDefaults(t *testing.T) {
 	if got := c.Agents.Defaults.Compaction; got.ReserveTokens != 1000 || got.KeepRecentTokens != 20000 || !got.MemoryFlush.IsEnabled() {
 		t.Errorf("compaction = %+v", got)
 	}
-	if !slices.Equal(c.Tools.Exec.SafeBins, []string{"ls"}) || c.Tools.Exec.Ask != "always" {
+	if !slices.Equal(c.Tools.Exec.SafeBins, []string{"ls"}) || c.Tools.Exec.Ask != "on-miss" {
 		t.Errorf("exec = %+v", c.Tools.Exec)
 	}
 	if c.DefaultAgentID() != "solo" {

@@ -21,8 +21,8 @@ var (
 	dmScopes        = []string{"main", "per-peer", "per-channel-peer"}
 	resetModes      = []string{"daily", "idle", "none"}
 	queueModes      = []string{"sequential", "concurrent"}
-	execAsks        = []string{"off", "elevated", "always"}
-	execSecurities  = []string{"full", "sandbox"}
+	execAsks        = []string{"off", "on-miss", "always"}
+	execSecurities  = []string{"deny", "allowlist", "full"}
 	peerKinds       = []string{string(engine.ChatDirect), string(engine.ChatGroup), string(engine.ChatChannel), string(engine.ChatRoom)}
 	chunkModes      = []string{"length", "newline"}
 	logLevels       = []string{"debug", "info", "warn", "error"}
@@ -410,8 +410,19 @@ func (c *Config) validateTools(v *validation) {
 		v.enum(keyPath(keyPath("tools.byProvider", name), "profile"), t.ByProvider[name].Profile, toolProfiles, true)
 	}
 	e := t.Exec
-	v.enum("tools.exec.ask", e.Ask, execAsks, false)
-	v.enum("tools.exec.security", e.Security, execSecurities, false)
+	// The retired values get an explanation, not just the list.
+	switch {
+	case e.Ask == "elevated":
+		v.fail("tools.exec.ask", `"elevated" is no longer a mode; use off, on-miss or always (the owner, never the model, now runs a command outside the sandbox by answering /approve <id> elevated)`)
+	default:
+		v.enum("tools.exec.ask", e.Ask, execAsks, false)
+	}
+	switch {
+	case e.Security == "sandbox":
+		v.fail("tools.exec.security", `"sandbox" is no longer a mode; use deny, allowlist or full (every exec child now runs in the sandbox, whatever the mode)`)
+	default:
+		v.enum("tools.exec.security", e.Security, execSecurities, false)
+	}
 	for i, b := range e.SafeBins {
 		if b == "" || strings.ContainsAny(b, " \t\r\n/") {
 			v.fail(indexPath("tools.exec.safeBins", i), "%q is not a command name", b)
