@@ -24,7 +24,7 @@ func defaultConfigFile() string {
 	return filepath.Join(home, ".openclaw", "openclaw.json")
 }
 
-// configProblem is one error of `config validate --json`.
+// configProblem is one error or warning of `config validate --json`.
 type configProblem struct {
 	Message string `json:"message"`
 	File    string `json:"file,omitempty"`
@@ -41,6 +41,9 @@ func (a *app) configValidateCmd() *cobra.Command {
 		Long: `Load FILE (JSON5 with OpenClaw's keys) over the built-in defaults and
 check it, locally: the gateway need not run. Prints "ok: FILE", or every
 problem on its own line ("FILE:LINE: key.path: reason") and exits 1.
+Warnings ("warning: FILE:LINE: key.path: reason") do not fail the check:
+OpenClaw settings this gateway ignores, a read-only workspace. Each agent's
+workspace must exist or be creatable; nothing is created.
 
 FILE defaults to $OPENCLAW_CONFIG, else ~/.openclaw/openclaw.json; when that
 default file does not exist, the built-in defaults apply and that is ok.`,
@@ -54,10 +57,11 @@ default file does not exist, the built-in defaults apply and that is ok.`,
 				file, explicit = args[0], true
 			}
 			report := struct {
-				File    string          `json:"file"`
-				OK      bool            `json:"ok"`
-				Missing bool            `json:"missing,omitempty"` // no file: the defaults apply
-				Errors  []configProblem `json:"errors,omitempty"`
+				File     string          `json:"file"`
+				OK       bool            `json:"ok"`
+				Missing  bool            `json:"missing,omitempty"` // no file: the defaults apply
+				Errors   []configProblem `json:"errors,omitempty"`
+				Warnings []configProblem `json:"warnings,omitempty"`
 			}{File: file}
 
 			if _, err := os.Stat(file); !explicit && errors.Is(err, fs.ErrNotExist) {
@@ -68,7 +72,13 @@ default file does not exist, the built-in defaults apply and that is ok.`,
 				fmt.Fprintf(a.stdout, "ok: no config file at %s; the built-in defaults apply\n", file)
 				return nil
 			}
-			_, err := config.Load(file)
+			_, warnings, err := config.Check(file)
+			for _, w := range warnings {
+				report.Warnings = append(report.Warnings, problemOf(w))
+				if !asJSON {
+					fmt.Fprintln(a.stdout, "warning: "+w.Error())
+				}
+			}
 			if err == nil {
 				report.OK = true
 				if asJSON {
@@ -100,8 +110,13 @@ default file does not exist, the built-in defaults apply and that is ok.`,
 			return fmt.Errorf("%s is not valid", file)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"file", "ok", "errors"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"file", "ok", "errors", "warnings"} as JSON`)
 	return cmd
+}
+
+// problemOf is a config warning as reported by `config validate --json`.
+func problemOf(e *config.Error) configProblem {
+	return configProblem{Message: e.Error(), File: e.File, Line: e.Line, Path: e.Path, Reason: e.Reason}
 }
 
 // splitErrors undoes errors.Join (config.Load joins one *config.Error per

@@ -71,9 +71,14 @@ type Config struct {
 	Channels map[string]Channel `json:"channels"`
 	Gateway  Gateway            `json:"gateway"`
 
-	src     *source // where the values came from, for line numbers; nil if built in code
-	baseDir string  // directory relative paths resolve against; "" = working directory
+	src      *source  // where the values came from, for line numbers; nil if built in code
+	baseDir  string   // directory relative paths resolve against; "" = working directory
+	warnings []*Error // problems that do not reject the config (Warnings)
 }
+
+// Warnings returns what Load found worth telling but not worth refusing:
+// OpenClaw keys this gateway ignores, a read-only workspace. Ordered by line.
+func (c *Config) Warnings() []*Error { return c.warnings }
 
 // Agents holds the defaults every agent inherits and the agents themselves.
 type Agents struct {
@@ -283,7 +288,7 @@ type Session struct {
 	DMScope   string       `json:"dmScope"` // main | per-peer | per-channel-peer
 	MainKey   string       `json:"mainKey"`
 	Reset     SessionReset `json:"reset"`
-	QueueMode string       `json:"queueMode"` // sequential | concurrent
+	QueueMode string       `json:"queueMode"` // sequential ("concurrent" is refused: not supported yet)
 }
 
 // SessionReset says when a session key starts a new session by itself.
@@ -376,21 +381,36 @@ func Default() *Config {
 	return c
 }
 
-// Load reads the config file at path over the defaults and validates it.
-// path "" gives the defaults. On any error the config is nil.
+// Load reads the config file at path over the defaults and validates it,
+// the agents' workspaces included (see Check). path "" gives the defaults.
+// On any error the config is nil; warnings are in Config.Warnings.
 func Load(path string) (*Config, error) {
+	c, _, err := load(path, true)
+	return c, err
+}
+
+// Check is Load that also returns the warnings when the config is rejected,
+// for `openclaw config validate`. Besides the file's own problems it checks
+// each agent's workspace on disk, creating nothing: one that does not exist
+// must be creatable (its nearest existing parent a writable directory), and
+// an existing read-only one is a warning.
+func Check(path string) (*Config, []*Error, error) { return load(path, true) }
+
+// load is Load/Check; checkFS=false skips the workspace checks (tests of
+// fixture files whose paths do not exist here).
+func load(path string, checkFS bool) (*Config, []*Error, error) {
 	if path == "" {
-		return Default(), nil
+		return parseChecked(nil, "built-in defaults", os.LookupEnv, "", checkFS)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readConfigFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("load config: %w", err)
+		return nil, nil, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("load config: %w", err)
+		return nil, nil, fmt.Errorf("load config: %w", err)
 	}
-	return parse(data, path, os.LookupEnv, filepath.Dir(abs))
+	return parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), checkFS)
 }
 
 // Parse is Load from bytes; name names the source in error messages.

@@ -131,13 +131,13 @@ func TestLoadEmptyPathAndEmptyFiles(t *testing.T) {
 // publicView drops the unexported source bookkeeping for comparisons.
 func publicView(c *Config) Config {
 	v := *c
-	v.src, v.baseDir = nil, ""
+	v.src, v.baseDir, v.warnings = nil, "", nil
 	return v
 }
 
 func TestLoadFull(t *testing.T) {
 	t.Setenv("TEST_ANTHROPIC_KEY", "sk-ant-test")
-	c, err := Load("testdata/full.json5")
+	c, _, err := load("testdata/full.json5", false) // its /srv paths need not exist here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestLoadFull(t *testing.T) {
 		{"openrouter", c.Models.Providers["openrouter"], Provider{API: "openai-completions", BaseURL: "https://openrouter.ai/api/v1",
 			APIKey: "sk-${NOT_EXPANDED}", Models: []ModelDef{}}},
 		{"session", c.Session, Session{DMScope: "per-channel-peer", MainKey: "home",
-			Reset: SessionReset{Mode: "daily", AtHour: &hour, IdleMinutes: 240}, QueueMode: "concurrent"}},
+			Reset: SessionReset{Mode: "daily", AtHour: &hour, IdleMinutes: 240}, QueueMode: "sequential"}},
 		{"tools", c.Tools, Tools{
 			ToolPolicy: ToolPolicy{Profile: "full", Allow: []string{"group:fs", "exec"}, Deny: []string{"sessions_spawn"}},
 			ByProvider: map[string]ToolPolicy{"ollama": {Profile: "minimal"}, "ollama/llama3.2:3b": {Allow: []string{"read"}}},
@@ -296,14 +296,14 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5: the config must be an object ({…}), got array`},
 		{"tooDeep", strings.Repeat("[", 100),
 			`bad.json5:1: nested deeper than 64 levels`},
-		{"unknownTopLevel", "{ memory: { backend: 'qmd' } }",
-			`bad.json5:1: memory: unknown key (known keys: agents, auth, bindings, channels, gateway, models, session, tools)`},
+		{"unknownTopLevel", "{ frobnicate: { backend: 'qmd' } }",
+			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, gateway, models, session, tools)`},
 		{"typo", "{\n  agents: {\n    defualts: { maxTurns: 3 },\n  },\n}",
 			`bad.json5:3: agents.defualts: unknown key (did you mean "defaults"?)`},
 		{"typoDeep", "{ tools: { exec: { safebins: ['ls'] } } }",
 			`bad.json5:1: tools.exec.safebins: unknown key (did you mean "safeBins"?)`},
-		{"unknownInAgent", "{ agents: { list: [{ id: 'main', sandbox: {} }] } }",
-			`bad.json5:1: agents.list[0].sandbox: unknown key (known keys: default, id, model, name, skills, tools, workspace)`},
+		{"unknownInAgent", "{ agents: { list: [{ id: 'main', quux: {} }] } }",
+			`bad.json5:1: agents.list[0].quux: unknown key (known keys: default, id, model, name, skills, tools, workspace)`},
 		{"wrongTypeNumber", "{ agents: { defaults: { maxTurns: 'ten' } } }",
 			`bad.json5:1: agents.defaults.maxTurns: expected a number, got string`},
 		{"wrongTypeString", "{\n  gateway: {\n    logLevel: 3,\n  },\n}",
@@ -650,7 +650,7 @@ func TestSplitModel(t *testing.T) {
 
 func TestModelDef(t *testing.T) {
 	t.Setenv("TEST_ANTHROPIC_KEY", "k")
-	c, err := Load("testdata/full.json5")
+	c, _, err := load("testdata/full.json5", false) // its /srv paths need not exist here
 	if err != nil {
 		t.Fatal(err)
 	}

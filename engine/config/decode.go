@@ -14,8 +14,9 @@ import (
 // and wrong types are recorded as errors with their key path, and decoding
 // goes on so that every problem is reported at once.
 type decoder struct {
-	src  *source
-	errs []*Error
+	src   *source
+	errs  []*Error
+	warns []*Error // OpenClaw keys accepted and ignored (openclaw_keys.go)
 }
 
 // configDecoder is implemented by types whose file form differs from their
@@ -90,7 +91,11 @@ func (d *decoder) decode(path string, raw any, v reflect.Value) {
 			p := keyPath(path, k)
 			idx, ok := fields[k]
 			if !ok {
-				d.fail(p, unknownKey(k, fields))
+				if isOpenClawKey(v.Type(), k) {
+					d.warns = append(d.warns, d.src.err(p, unsupportedOpenClawKey))
+				} else {
+					d.fail(p, unknownKey(k, fields))
+				}
 				continue
 			}
 			if m[k] != nil {

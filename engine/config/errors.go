@@ -49,6 +49,16 @@ func joinErrors(errs []*Error) error {
 	case 1:
 		return errs[0]
 	}
+	sortByLine(errs)
+	out := make([]error, len(errs))
+	for i, e := range errs {
+		out[i] = e
+	}
+	return errors.Join(out...)
+}
+
+// sortByLine orders errs by line, unknown lines last, otherwise stable.
+func sortByLine(errs []*Error) {
 	slices.SortStableFunc(errs, func(a, b *Error) int {
 		la, lb := a.Line, b.Line
 		if la == 0 {
@@ -59,11 +69,6 @@ func joinErrors(errs []*Error) error {
 		}
 		return cmp.Compare(la, lb)
 	})
-	out := make([]error, len(errs))
-	for i, e := range errs {
-		out[i] = e
-	}
-	return errors.Join(out...)
 }
 
 // keyPath appends an object key to a path, quoting keys that are not plain

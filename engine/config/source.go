@@ -372,23 +372,32 @@ func mergeOver(src, dest map[string]any) error {
 	return nil
 }
 
-// parse is Load/Parse with the environment lookup and base directory given.
+// parse is Load/Parse with the environment lookup and base directory given,
+// without looking at the file system.
 func parse(data []byte, name string, lookup func(string) (string, bool), baseDir string) (*Config, error) {
+	c, _, err := parseChecked(data, name, lookup, baseDir, false)
+	return c, err
+}
+
+// parseChecked is parse that also returns the warnings (even when the config
+// is rejected) and, with checkFS, checks the agents' workspaces on disk
+// without creating anything.
+func parseChecked(data []byte, name string, lookup func(string) (string, bool), baseDir string, checkFS bool) (*Config, []*Error, error) {
 	if len(data) > maxFileSize {
-		return nil, &Error{File: name, Reason: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
+		return nil, nil, &Error{File: name, Reason: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF")) // editors on Windows add one
 	src, serr := newSource(data, name)
 	if serr != nil {
-		return nil, serr
+		return nil, nil, serr
 	}
 	k := koanf.New(".")
 	if err := k.Load(rawbytes.Provider(defaultsJSON5), json5Parser{}); err != nil {
-		return nil, fmt.Errorf("config: embedded defaults: %w", err)
+		return nil, nil, fmt.Errorf("config: embedded defaults: %w", err)
 	}
 	if !src.empty {
 		if err := k.Load(rawbytes.Provider(data), json5Parser{}, koanf.WithMergeFunc(mergeOver)); err != nil {
-			return nil, src.parseError(err)
+			return nil, nil, src.parseError(err)
 		}
 	}
 	raw := k.Raw()
@@ -405,10 +414,24 @@ func parse(data []byte, name string, lookup func(string) (string, bool), baseDir
 			errs = append(errs, e)
 		}
 	}
-	if err := joinErrors(errs); err != nil {
-		return nil, err
+	warns := d.warns
+	if checkFS {
+		for _, p := range c.checkWorkspaces() {
+			switch {
+			case d.shadows(p.err.Path):
+			case p.warning:
+				warns = append(warns, p.err)
+			default:
+				errs = append(errs, p.err)
+			}
+		}
 	}
-	return c, nil
+	sortByLine(warns)
+	if err := joinErrors(errs); err != nil {
+		return nil, warns, err
+	}
+	c.warnings = warns
+	return c, warns, nil
 }
 
 // fillModelDefaults gives the local provider its api and every model

@@ -400,7 +400,14 @@ func (c *Config) validateSession(v *validation) {
 	if s.Reset.Mode == "idle" && s.Reset.IdleMinutes == 0 {
 		v.fail("session.reset.idleMinutes", "required when mode is \"idle\"")
 	}
-	v.enum("session.queueMode", s.QueueMode, queueModes, false)
+	// concurrent is OpenClaw's and DESIGN's, but turns of one session still
+	// run one at a time here (the session lane), so accepting it would be a
+	// setting that silently does nothing.
+	if s.QueueMode == "concurrent" {
+		v.fail("session.queueMode", `"concurrent" is not supported yet; use "sequential" (turns of one session run one at a time; different sessions already run in parallel)`)
+	} else {
+		v.enum("session.queueMode", s.QueueMode, queueModes, false)
+	}
 }
 
 func (c *Config) validateTools(v *validation) {

@@ -1,0 +1,101 @@
+package config
+
+import (
+	"reflect"
+)
+
+// OpenClaw compatibility: a real ~/.openclaw/openclaw.json carries many keys
+// this gateway does not implement (the Control UI, Tailscale, plugins,
+// heartbeat, sandboxes…). Rejecting them would make `openclaw migrate` and
+// hand-copied configs fail on keys that are harmless to ignore, so a key that
+// OpenClaw's own schema defines at that place is accepted with one warning
+// and not looked into; a key in neither schema is still an error with a
+// did-you-mean, because it is most likely a typo.
+//
+// Source: OpenClaw's config types (openclaw/openclaw src/config/
+// types.openclaw.ts, types.agent-defaults.ts, types.agents.ts,
+// types.models.ts, types.auth.ts, types.base.ts, types.tools.ts,
+// types.gateway.ts) and its configuration reference
+// (docs.openclaw.ai/gateway/configuration-reference), as of 2026. Keys we
+// implement are struct fields and take precedence over this list.
+var openclawKeys = map[reflect.Type][]string{
+	reflect.TypeFor[Config](): {
+		"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
+		"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
+		"audio", "messages", "commands", "approvals", "web", "cron", "hooks",
+		"discovery", "canvasHost", "talk", "vault", "memory", "$schema",
+	},
+	reflect.TypeFor[AgentDefaults](): {
+		"imageModel", "imageGenerationModel", "pdfModel", "pdfMaxBytesMb", "pdfMaxPages",
+		"models", "repoRoot", "bootstrapTotalMaxChars", "bootstrapPromptTruncationWarning",
+		"timeFormat", "envelopeTimezone", "envelopeTimestamp", "envelopeElapsed",
+		"cliBackends", "contextPruning", "embeddedPi", "memorySearch", "verboseDefault",
+		"elevatedDefault", "blockStreamingDefault", "blockStreamingBreak",
+		"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
+		"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode", "heartbeat",
+		"maxConcurrent", "subagents", "additionalSystemPrompt", "sandbox", "tools",
+	},
+	reflect.TypeFor[Compaction](): {
+		"mode", "maxHistoryShare", "customInstructions", "recentTurnsPreserve",
+		"identifierPolicy", "identifierInstructions", "qualityGuard", "postIndexSync",
+		"postCompactionSections", "model", "timeoutSeconds", "truncateAfterCompaction",
+	},
+	reflect.TypeFor[MemoryFlush](): {"prompt", "systemPrompt", "forceFlushTranscriptBytes"},
+	reflect.TypeFor[Agent](): {
+		"agentDir", "memorySearch", "humanDelay", "heartbeat", "statusUpdates",
+		"identity", "groupChat", "subagents", "sandbox", "params", "runtime",
+	},
+	reflect.TypeFor[Models]():      {"mode", "bedrockDiscovery", "proxy"},
+	reflect.TypeFor[Provider]():    {"auth", "injectNumCtxForOpenAICompat", "authHeader", "request"},
+	reflect.TypeFor[ModelDef]():    {"api", "cost", "headers", "compat"},
+	reflect.TypeFor[AuthProfile](): {"email", "displayName"},
+	reflect.TypeFor[AuthCooldowns](): {
+		"billingBackoffHoursByProvider", "authPermanentBackoffMinutes",
+		"authPermanentMaxMinutes", "overloadedProfileRotations", "overloadedBackoffMs",
+		"rateLimitedProfileRotations",
+	},
+	reflect.TypeFor[Session](): {
+		"scope", "identityLinks", "resetTriggers", "idleMinutes", "resetByType",
+		"resetByChannel", "store", "typingIntervalSeconds", "typingMode",
+		"parentForkMaxTokens", "sendPolicy", "agentToAgent", "threadBindings", "maintenance",
+	},
+	reflect.TypeFor[Tools](): {
+		"alsoAllow", "web", "media", "links", "message", "agentToAgent", "elevated",
+		"subagents", "sandbox", "sessions", "loopDetection", "fs", "memorySearch",
+	},
+	// agents.list[].tools and tools.byProvider.<id>.
+	reflect.TypeFor[ToolPolicy](): {"alsoAllow", "byProvider", "elevated", "sandbox", "exec", "fs"},
+	reflect.TypeFor[Exec](): {
+		"host", "node", "pathPrepend", "safeBinTrustedDirs", "safeBinProfiles",
+		"backgroundMs", "timeoutSec", "cleanupMs", "notifyOnExit",
+		"notifyOnExitEmptySuccess", "applyPatch", "approvalRunningNoticeMs", "strictInlineEval",
+	},
+	reflect.TypeFor[BindingMatch](): {"guildId", "teamId", "roles"},
+	reflect.TypeFor[Gateway](): {
+		"port", "mode", "bind", "customBindHost", "controlUi", "auth", "tailscale",
+		"remote", "reload", "tls", "http", "nodes", "trustedProxies",
+		"channelHealthCheckMinutes", "push",
+	},
+}
+
+// openclawKeySet is openclawKeys as sets, built once.
+var openclawKeySet = func() map[reflect.Type]map[string]bool {
+	out := make(map[reflect.Type]map[string]bool, len(openclawKeys))
+	for t, keys := range openclawKeys {
+		set := make(map[string]bool, len(keys))
+		for _, k := range keys {
+			set[k] = true
+		}
+		out[t] = set
+	}
+	return out
+}()
+
+// isOpenClawKey reports whether key is one of OpenClaw's own keys in an
+// object decoded into a value of type t, that this gateway does not know.
+func isOpenClawKey(t reflect.Type, key string) bool {
+	return openclawKeySet[t][key]
+}
+
+// unsupportedOpenClawKey is the warning for such a key.
+const unsupportedOpenClawKey = "OpenClaw setting not supported by OpenClaw Edge; ignored"
