@@ -1,0 +1,221 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// helperEnv makes the test binary act as the sandbox helper, the way the
+// gateway binary's hidden `sandbox` subcommand does.
+const helperEnv = "OPENCLAW_SANDBOX_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(Main(os.Args[1:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// layout is a workspace with a fake state dir beside it, a private tmp and
+// an unrelated dir, as on a box: <root>/{workspace,state,tmp}.
+type layout struct{ root, ws, state, tmp, other string }
+
+func newLayout(t *testing.T) layout {
+	t.Helper()
+	root := t.TempDir()
+	l := layout{root: root, ws: filepath.Join(root, "workspace"), state: filepath.Join(root, "state"),
+		tmp: filepath.Join(root, "tmp"), other: t.TempDir()}
+	for _, d := range []string{l.ws, l.state} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(l.state, "state.db"), []byte("secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func activeSandbox(t *testing.T, l layout) *Landlock {
+	t.Helper()
+	sb := New(Config{Helper: []string{os.Args[0]}, Protected: []string{l.state}})
+	if ok, detail := sb.Status(); !ok {
+		t.Skipf("the kernel lacks Landlock, nothing to confine with: %s", detail)
+	}
+	return sb
+}
+
+// sh runs script under the sandbox and returns its combined output and
+// exit code.
+func sh(t *testing.T, sb *Landlock, l layout, script string) (string, int) {
+	t.Helper()
+	argv, err := sb.Wrap([]string{"sh", "-c", script}, l.ws, l.tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = l.ws
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "WS="+l.ws, "STATE="+l.state, "OTHER="+l.other, "TMPD="+l.tmp)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return string(out), ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return string(out), 0
+}
+
+// TestLandlockConfines runs real commands under the real kernel sandbox.
+func TestLandlockConfines(t *testing.T) {
+	l := newLayout(t)
+	sb := activeSandbox(t, l)
+	home, _ := os.UserHomeDir()
+	if home == "" || within(clean(home), clean(l.ws)) {
+		home = "/root"
+	}
+	homeFile := filepath.Join(home, "openclaw-sandbox-test-must-not-exist")
+	t.Cleanup(func() { os.Remove(homeFile) })
+	for _, tc := range []struct {
+		name, script string
+		ok           bool
+	}{
+		{"write in the workspace", `mkdir -p "$WS/d" && echo hi > "$WS/d/f" && mv "$WS/d/f" "$WS/g" && cat "$WS/g"`, true},
+		{"run /bin/sh -c", `/bin/sh -c 'exit 0'`, true},
+		{"private tmp is TMPDIR and writable", `test "$TMPDIR" = "$TMPD" && echo x > "$TMPDIR/f" && cat "$TMPDIR/f"`, true},
+		{"write /dev/null", `echo x > /dev/null`, true},
+		{"read /dev/urandom", `head -c 8 /dev/urandom > "$WS/rnd"`, true},
+		{"read /etc/hostname", `test ! -e /etc/hostname || cat /etc/hostname`, true},
+		{"read /proc/self", `read -r line < /proc/self/status && echo "$line"`, true},
+		{"write outside the workspace", `echo hi > "$OTHER/f"`, false},
+		{"write /tmp", `echo hi > /tmp/openclaw-sandbox-test-$$`, false},
+		{"write $HOME", `echo hi > ` + homeFile, false},
+		{"read the state dir", `cat "$STATE/state.db"`, false},
+		{"list the state dir", `ls "$STATE"`, false},
+		{"read the parent of the workspace", `ls "$WS/.."`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := sh(t, sb, l, tc.script)
+			if tc.ok && code != 0 {
+				t.Fatalf("exit %d, want success; output:\n%s", code, out)
+			}
+			if !tc.ok && code == 0 {
+				t.Fatalf("succeeded, want denied; output:\n%s", out)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(l.other, "f")); err == nil {
+		t.Error("a file was written outside the workspace")
+	}
+	if _, err := os.Stat(homeFile); err == nil {
+		t.Error("a file was written in $HOME")
+	}
+}
+
+func TestLandlockKeepsExitCodeAndArgs(t *testing.T) {
+	l := newLayout(t)
+	sb := activeSandbox(t, l)
+	out, code := sh(t, sb, l, `printf '%s|' "$0" "$1"; exit 3`)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3 (output %q)", code, out)
+	}
+	argv, err := sb.Wrap([]string{"printf", "%s|", "a b", "--", "-x"}, l.ws, l.tmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	got, err := cmd.Output()
+	if err != nil || string(got) != "a b|--|-x|" {
+		t.Fatalf("got %q, %v; want the arguments passed through untouched", got, err)
+	}
+}
+
+func TestHelperFailsClosed(t *testing.T) {
+	ws := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		msg  string
+	}{
+		{"no separator", []string{"--workspace", ws, "--tmp", ws, "true"}, exitUsage, "usage"},
+		{"no command", []string{"--workspace", ws, "--tmp", ws, "--"}, exitUsage, "usage"},
+		{"relative workspace", []string{"--workspace", "ws", "--tmp", ws, "--", "true"}, exitUsage, "absolute"},
+		{"missing workspace", []string{"--workspace", filepath.Join(ws, "nope"), "--tmp", ws, "--", "true"}, exitConfine, "not a directory"},
+		{"stray argument", []string{"--workspace", ws, "stray", "--", "true"}, exitUsage, "unexpected"},
+		{"unknown command", []string{"--workspace", ws, "--tmp", ws, "--", "openclaw-no-such-command"}, exitNotFound, "not found"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			if code := Main(tc.args, &stderr); code != tc.code || !strings.Contains(stderr.String(), tc.msg) {
+				t.Fatalf("Main = %d, %q; want %d and a message with %q", code, stderr.String(), tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+func TestWrap(t *testing.T) {
+	root := t.TempDir()
+	state := filepath.Join(root, "state")
+	on := newWithABI(Config{Helper: []string{"/usr/bin/openclaw-gateway", "sandbox"}, Protected: []string{state}}, 7, "")
+	off := newWithABI(Config{Helper: []string{"/usr/bin/openclaw-gateway", "sandbox"}}, 0, "this kernel has no Landlock")
+	ws := filepath.Join(root, "ws")
+	for _, tc := range []struct {
+		name          string
+		sb            *Landlock
+		argv          []string
+		workspace, tm string
+		want          []string
+		err           string
+	}{
+		{"confined", on, []string{"ls", "-l"}, ws, "/tmp/t1", []string{"/usr/bin/openclaw-gateway", "sandbox", "--workspace", ws, "--tmp", "/tmp/t1", "--", "ls", "-l"}, ""},
+		{"off passes argv through", off, []string{"ls", "-l"}, "rel", "", []string{"ls", "-l"}, ""},
+		{"no command", on, nil, ws, "/tmp/t1", nil, "no command"},
+		{"relative workspace", on, []string{"ls"}, "ws", "/tmp/t1", nil, "absolute"},
+		{"workspace contains the state dir", on, []string{"ls"}, root, "/tmp/t1", nil, "protected path"},
+		{"workspace inside the state dir", on, []string{"ls"}, filepath.Join(state, "workspace"), "/tmp/t1", nil, "protected path"},
+		{"tmp is the state dir", on, []string{"ls"}, ws, state, nil, "protected path"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.sb.Wrap(tc.argv, tc.workspace, tc.tm)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want one with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || strings.Join(got, "\x00") != strings.Join(tc.want, "\x00") {
+				t.Fatalf("Wrap = %q, %v; want %q", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStatus(t *testing.T) {
+	for _, tc := range []struct {
+		sb     *Landlock
+		active bool
+		detail string
+	}{
+		{newWithABI(Config{Helper: []string{"gw", "sandbox"}}, 7, ""), true, "landlock ABI 7"},
+		{newWithABI(Config{Helper: []string{"gw", "sandbox"}}, 0, "this kernel has no Landlock"), false, "off: this kernel has no Landlock — exec runs under policy only"},
+		{newWithABI(Config{}, 7, ""), false, "off: no helper command configured — exec runs under policy only"},
+	} {
+		if active, detail := tc.sb.Status(); active != tc.active || detail != tc.detail {
+			t.Errorf("Status = %v, %q; want %v, %q", active, detail, tc.active, tc.detail)
+		}
+	}
+}
+
+func TestExposed(t *testing.T) {
+	sb := newWithABI(Config{Helper: []string{"gw"}, Protected: []string{"/etc/openclaw/openclaw.json", "/var/lib/openclaw"}}, 7, "")
+	if got := sb.Exposed(); len(got) != 1 || got[0] != "/etc/openclaw/openclaw.json" {
+		t.Fatalf("Exposed = %q, want the config under /etc only", got)
+	}
+}
