@@ -133,7 +133,7 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	socket         string // --socket; "" = client.DefaultSocket()
+	socket         string // --socket; "" = discoverSocket()
 	cl             *client.Client
 	now            func() time.Time
 }
@@ -143,7 +143,7 @@ func (a *app) client() *client.Client {
 	if a.cl == nil {
 		s := a.socket
 		if s == "" {
-			s = client.DefaultSocket()
+			s = discoverSocket()
 		}
 		a.cl = client.New(s)
 	}
@@ -164,7 +164,10 @@ messages, runs an interactive chat, and inspects sessions through the
 gateway's control socket.
 
 The socket is --socket, else $OPENCLAW_SOCKET, else
-$OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock.
+$OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock when it
+exists, else the system service's /run/openclaw/gateway.sock when it exists.
+A socket owned by another user (not root, not the openclaw service) is
+refused.
 
 Exit codes: 0 ok, 1 error, 2 usage error.`,
 		Example: `  openclaw message send "what's on my calendar today?"
@@ -181,8 +184,9 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.PersistentPreRunE = a.checkSocket // never talk to an impostor's socket
 	root.PersistentFlags().StringVar(&a.socket, "socket", "",
-		"gateway control socket (default $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock)")
+		"gateway control socket (default $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock or /run/openclaw/gateway.sock, whichever exists)")
 
 	root.AddCommand(
 		group("message", "Send messages to the assistant", a.sendCmd()),
@@ -191,6 +195,7 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 			a.sessionsListCmd(), a.sessionsHistoryCmd(), a.sessionsResetCmd(),
 			a.sessionsExportCmd(), a.sessionsImportCmd()),
 		a.statusCmd(),
+		a.doctorCmd(),
 		a.modelsCmd(),
 		group("config", "Check the gateway's config file", a.configValidateCmd()),
 		a.versionCmd(),

@@ -65,6 +65,9 @@ func (a *app) printStatus(st *api.Status) {
 	} else {
 		fmt.Fprintf(tw, "last error\t-\n")
 	}
+	if st.Sandbox != "" {
+		fmt.Fprintf(tw, "exec sandbox\t%s\n", oneLine(st.Sandbox))
+	}
 	if st.StateDir != "" {
 		fmt.Fprintf(tw, "state dir\t%s\n", st.StateDir)
 	}

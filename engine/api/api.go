@@ -147,6 +147,11 @@ type Status struct {
 	LastFailoverAt time.Time `json:"lastFailoverAt,omitzero"`
 	// Runners are the local models loaded now (one process each).
 	Runners []Runner `json:"runners,omitempty"`
+	// Sandbox says how exec children are confined (DESIGN.md §3.7):
+	// "landlock ABI 7", or "off: <why> — exec runs under policy only".
+	// SandboxActive is false when the kernel sandbox is off.
+	Sandbox       string `json:"sandbox,omitempty"`
+	SandboxActive bool   `json:"sandboxActive"`
 }
 
 // Runner is a loaded local model.

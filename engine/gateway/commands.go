@@ -194,6 +194,9 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	if st.LastError != "" {
 		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)
 	}
+	if st.Sandbox != "" {
+		fmt.Fprintf(&b, "\nExec sandbox: %s", st.Sandbox)
+	}
 	return b.String()
 }
 

@@ -1,0 +1,117 @@
+package command
+
+import (
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openclaw-edge/edge/engine/api/client"
+)
+
+// systemSocket is where the gateway of the systemd unit listens
+// (RuntimeDirectory=openclaw, DESIGN.md §9).
+const systemSocket = "/run/openclaw/gateway.sock"
+
+// serviceUser is the system user the systemd unit runs the gateway as.
+const serviceUser = "openclaw"
+
+// socketFinder picks the control socket when --socket does not name one.
+// Its fields are the outside world, so tests can replace them.
+type socketFinder struct {
+	getenv   func(string) string
+	isSocket func(string) bool
+	home     func() (string, error)
+}
+
+var osSockets = socketFinder{getenv: os.Getenv, isSocket: isSocket, home: os.UserHomeDir}
+
+// find returns the socket to talk to: $OPENCLAW_SOCKET, else
+// $OPENCLAW_STATE_DIR/gateway.sock (both name one: no guessing), else the
+// user's own gateway (~/.openclaw/gateway.sock) when it is there, else the
+// systemd service's (/run/openclaw/gateway.sock) when it is there, else the
+// user default, so "not running" names the socket a user would start.
+func (f socketFinder) find() string {
+	if s := f.getenv("OPENCLAW_SOCKET"); s != "" {
+		return s
+	}
+	if d := f.getenv("OPENCLAW_STATE_DIR"); d != "" {
+		return filepath.Join(d, "gateway.sock")
+	}
+	home, err := f.home()
+	if err != nil {
+		home = ""
+	}
+	user := filepath.Join(home, ".openclaw", "gateway.sock")
+	if f.isSocket(user) {
+		return user
+	}
+	if f.isSocket(systemSocket) {
+		return systemSocket
+	}
+	return user
+}
+
+func isSocket(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode()&os.ModeSocket != 0
+}
+
+// discoverSocket is the socket used when --socket is empty.
+func discoverSocket() string {
+	s := osSockets.find()
+	if s == "" {
+		return client.DefaultSocket()
+	}
+	return s
+}
+
+// ownerCheck refuses a socket that someone else could have put there: the
+// CLI sends messages, approvals and transcripts through it, so talking to
+// an impostor's socket would hand them over. Allowed owners: this user,
+// root, and the gateway's service user.
+type ownerCheck struct {
+	uid        int
+	serviceUID func() (int, bool)
+	owner      func(path string) (uid int, ok bool) // false: no such socket or no owner on this OS
+}
+
+var osOwnerCheck = ownerCheck{uid: os.Getuid(), serviceUID: lookupServiceUID, owner: socketOwner}
+
+func lookupServiceUID() (int, bool) {
+	u, err := user.Lookup(serviceUser)
+	if err != nil {
+		return 0, false
+	}
+	uid, err := strconv.Atoi(u.Uid)
+	return uid, err == nil
+}
+
+func (c ownerCheck) check(path string) error {
+	uid, ok := c.owner(path)
+	if !ok || uid == c.uid || uid == 0 {
+		return nil // a missing socket is "gateway down", reported on connect
+	}
+	if s, ok := c.serviceUID(); ok && uid == s {
+		return nil
+	}
+	return fmt.Errorf("socket %s is owned by uid %d, not you or the %s service; refusing to talk to it (remove it, or pass --socket with the right one)", path, uid, serviceUser)
+}
+
+// offline are the top-level commands that never talk to the gateway.
+var offline = map[string]bool{"version": true, "config": true, "completion": true, "help": true}
+
+// checkSocket runs before every command that talks to the gateway.
+func (a *app) checkSocket(cmd *cobra.Command, _ []string) error {
+	top := cmd
+	for top.HasParent() && top.Parent().HasParent() {
+		top = top.Parent()
+	}
+	if !top.HasParent() || offline[top.Name()] {
+		return nil
+	}
+	return osOwnerCheck.check(a.client().Socket())
+}

@@ -1,0 +1,180 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine/api"
+)
+
+func TestFindSocket(t *testing.T) {
+	userSock := "/home/ann/.openclaw/gateway.sock"
+	for _, tc := range []struct {
+		name    string
+		env     map[string]string
+		sockets []string // the sockets that exist
+		want    string
+	}{
+		{"env names the socket", map[string]string{"OPENCLAW_SOCKET": "/x/gw.sock", "OPENCLAW_STATE_DIR": "/y"}, []string{systemSocket}, "/x/gw.sock"},
+		{"env names the state dir", map[string]string{"OPENCLAW_STATE_DIR": "/y"}, []string{userSock, systemSocket}, "/y/gateway.sock"},
+		{"the user's gateway first", nil, []string{userSock, systemSocket}, userSock},
+		{"then the systemd service's", nil, []string{systemSocket}, systemSocket},
+		{"none: the user default", nil, nil, userSock},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := socketFinder{
+				getenv:   func(k string) string { return tc.env[k] },
+				isSocket: func(p string) bool { return strings.Contains(strings.Join(tc.sockets, "\x00")+"\x00", p+"\x00") },
+				home:     func() (string, error) { return "/home/ann", nil },
+			}
+			if got := f.find(); got != tc.want {
+				t.Errorf("find() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// listenShort listens on a Unix socket in a short temp dir (paths are
+// limited to about 100 bytes).
+func listenShort(t *testing.T) (string, net.Listener) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ocs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "gw.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return sock, ln
+}
+
+// TestSocketOwner uses real sockets chowned to other uids (the tests run as
+// root where this matters; elsewhere chown fails and the test skips).
+func TestSocketOwner(t *testing.T) {
+	const impostor, service = 4243, 4244
+	sock, _ := listenShort(t)
+	me := os.Getuid()
+	for _, tc := range []struct {
+		name  string
+		owner int
+		err   string
+	}{
+		{"mine", me, ""},
+		{"root's", 0, ""},
+		{"the openclaw service's", service, ""},
+		{"an impostor's", impostor, "socket " + sock + " is owned by uid 4243, not you or the openclaw service; refusing to talk to it"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.Chown(sock, tc.owner, -1); err != nil {
+				t.Skipf("cannot chown the socket to uid %d (not root?): %v", tc.owner, err)
+			}
+			c := ownerCheck{uid: me, serviceUID: func() (int, bool) { return service, true }, owner: socketOwner}
+			err := c.check(sock)
+			if tc.err == "" && err != nil {
+				t.Fatalf("check: %v, want it accepted", err)
+			}
+			if tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("check: %v, want %q", err, tc.err)
+			}
+		})
+	}
+	t.Run("missing", func(t *testing.T) {
+		c := ownerCheck{uid: me, serviceUID: func() (int, bool) { return 0, false }, owner: socketOwner}
+		if err := c.check(filepath.Join(t.TempDir(), "none.sock")); err != nil {
+			t.Fatalf("a missing socket is the gateway being down, not an impostor: %v", err)
+		}
+	})
+}
+
+// TestImpostorRefused runs the CLI against a socket owned by another uid:
+// it must not send anything, and exits 1 with the reason.
+func TestImpostorRefused(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("chown to another uid needs root")
+	}
+	sock, ln := listenShort(t)
+	if err := os.Chown(sock, 4243, -1); err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	for _, args := range [][]string{{"status"}, {"doctor"}, {"message", "send", "secret"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"--socket", sock}, args...), strings.NewReader(""), &stdout, &stderr)
+		if code != 1 || !strings.Contains(stderr.String(), "owned by uid 4243") {
+			t.Errorf("%v: exit %d, stderr %q; want 1 and the impostor refused", args, code, stderr.String())
+		}
+	}
+	// version never talks to the gateway, so an impostor does not matter.
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{"--socket", sock, "version"}, strings.NewReader(""), &out, &out); code != 0 {
+		t.Errorf("version: exit %d: %s", code, out.String())
+	}
+	select {
+	case <-accepted:
+		t.Error("the CLI connected to the impostor's socket")
+	default:
+	}
+}
+
+func TestDoctorChecks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		st   *api.Status
+		err  error
+		want string
+	}{
+		{"down", nil, errors.New("cannot reach the gateway"), "warn gateway: not reachable at /s: cannot reach the gateway\n"},
+		{"healthy", &api.Status{Version: "1.0", Model: "openai/gpt-4o-mini", Sandbox: "landlock ABI 7", SandboxActive: true}, nil,
+			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: openai/gpt-4o-mini\n"},
+		{"no sandbox, no model", &api.Status{Version: "1.0", Sandbox: "off: this kernel has no Landlock — exec runs under policy only"}, nil,
+			"ok gateway: openclaw-gateway 1.0 answers at /s\nwarn exec sandbox: off: this kernel has no Landlock — exec runs under policy only (Linux 5.13+ with Landlock enabled confines exec commands)\nwarn model: no default model: set agents.defaults.model in the config, or pull one with `openclaw models pull`\n"},
+		{"older gateway", &api.Status{Version: "0.9", Model: "m/x"}, nil,
+			"ok gateway: openclaw-gateway 0.9 answers at /s\nwarn exec sandbox: the gateway does not report a sandbox (an older gateway?): exec runs under policy only\nok model: m/x\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			for _, c := range doctorChecks("/s", tc.st, tc.err) {
+				b.WriteString(c.Status + " " + c.Name + ": " + c.Detail + "\n")
+			}
+			if b.String() != tc.want {
+				t.Errorf("checks:\n%s\nwant:\n%s", b.String(), tc.want)
+			}
+		})
+	}
+}
+
+// TestDoctor runs `openclaw doctor` against the fake gateway.
+func TestDoctor(t *testing.T) {
+	g, err := startFakeGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"--socket", g.socket, "doctor"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 0 || !strings.Contains(stdout.String(), "OK    gateway: openclaw-gateway 0.1.0-test answers at "+g.socket) ||
+		!strings.Contains(stdout.String(), "WARN  exec sandbox:") || !strings.Contains(stdout.String(), "OK    model: local/qwen3-1.7b") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor", "--json"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), `"ok": false`) || !strings.Contains(stdout.String(), `"status": "warn"`) {
+		t.Errorf("gateway down: exit %d\n%s", code, stdout.String())
+	}
+}
