@@ -22,9 +22,13 @@
 //
 // The state dir, the config, the CLI's key and $HOME outside the workspace
 // are simply not in that list. A workspace (or tmp) that contains one of the
-// protected paths given in [Config.Protected] would hand them over, so
-// [Landlock.Wrap] refuses it and [Landlock.Check] lets the gateway warn at
-// start-up. A protected path under /etc or /usr is readable: [Landlock.Check]
+// protected paths given in [Config.Protected] (e.g. a workspace of "~" with
+// the state dir ~/.openclaw) would hand them over, so [Landlock.Wrap]
+// refuses it and [Landlock.Check] lets the gateway warn at start-up. The
+// default workspace, ~/.openclaw/workspace, lies inside the state dir: that
+// is fine, its siblings (state.db, openclaw.json) stay out of reach.
+// /proc/self is the helper's own pid, which the command keeps; processes
+// the command starts get no /proc at all. A protected path under /etc or /usr is readable: [Landlock.Check]
 // reports that too.
 //
 // Choices:
@@ -144,8 +148,9 @@ func (l *Landlock) Wrap(argv []string, workspace, tmp string) ([]string, error) 
 }
 
 // Check returns an error when one of the writable dirs (a workspace, the
-// tmp dir) contains, or is inside, a protected path: the command could
-// then read and change the gateway's state.
+// tmp dir) is or contains a protected path: the command could then read
+// and change the gateway's state. A workspace *inside* the state dir (the
+// default, ~/.openclaw/workspace) is fine: its siblings stay out of reach.
 func (l *Landlock) Check(writable ...string) error {
 	for _, w := range writable {
 		if w == "" {
@@ -153,8 +158,8 @@ func (l *Landlock) Check(writable ...string) error {
 		}
 		cw := clean(w)
 		for _, p := range l.protected {
-			if within(cw, p) || within(p, cw) {
-				return fmt.Errorf("sandbox: %s overlaps the protected path %s (the gateway's state or config): exec commands could read and change it; move the workspace outside it", w, p)
+			if within(p, cw) {
+				return fmt.Errorf("sandbox: %s contains the protected path %s (the gateway's state, config or home): exec commands could read and change it; use a workspace that does not contain it", w, p)
 			}
 		}
 	}

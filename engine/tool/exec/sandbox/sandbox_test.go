@@ -179,7 +179,8 @@ func TestWrap(t *testing.T) {
 		{"no command", on, nil, ws, "/tmp/t1", nil, "no command"},
 		{"relative workspace", on, []string{"ls"}, "ws", "/tmp/t1", nil, "absolute"},
 		{"workspace contains the state dir", on, []string{"ls"}, root, "/tmp/t1", nil, "protected path"},
-		{"workspace inside the state dir", on, []string{"ls"}, filepath.Join(state, "workspace"), "/tmp/t1", nil, "protected path"},
+		{"workspace inside the state dir (the default)", on, []string{"ls"}, filepath.Join(state, "workspace"), "/tmp/t1",
+			[]string{"/usr/bin/openclaw-gateway", "sandbox", "--workspace", filepath.Join(state, "workspace"), "--tmp", "/tmp/t1", "--", "ls"}, ""},
 		{"tmp is the state dir", on, []string{"ls"}, ws, state, nil, "protected path"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -217,5 +218,27 @@ func TestExposed(t *testing.T) {
 	sb := newWithABI(Config{Helper: []string{"gw"}, Protected: []string{"/etc/openclaw/openclaw.json", "/var/lib/openclaw"}}, 7, "")
 	if got := sb.Exposed(); len(got) != 1 || got[0] != "/etc/openclaw/openclaw.json" {
 		t.Fatalf("Exposed = %q, want the config under /etc only", got)
+	}
+}
+
+// TestLandlockDefaultLayout: the default workspace lies inside the state dir
+// (~/.openclaw/workspace); its siblings stay out of reach.
+func TestLandlockDefaultLayout(t *testing.T) {
+	l := newLayout(t)
+	l.ws = filepath.Join(l.state, "workspace")
+	if err := os.Mkdir(l.ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(l.state, "openclaw.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sb := activeSandbox(t, l)
+	if out, code := sh(t, sb, l, `echo hi > f && cat f`); code != 0 {
+		t.Fatalf("write in the workspace: exit %d: %s", code, out)
+	}
+	for _, script := range []string{`cat ../state.db`, `cat "$STATE/openclaw.json"`, `echo x > ../state.db`, `ls ..`} {
+		if out, code := sh(t, sb, l, script); code == 0 {
+			t.Errorf("%s: succeeded, want denied (output %q)", script, out)
+		}
 	}
 }
