@@ -9,9 +9,18 @@
 // error stops the turn. Deltas go to Hooks.Event as they stream.
 //
 // Choices where the spec is silent:
-//   - All tool calls of one assistant message run concurrently (they are
-//     independent by construction: the model issued them together); results
+//   - Tool calls of one assistant message run in call order, mutating ones
+//     (write, edit, apply_patch, exec, process: tool.Mutating) one at a time
+//     and each after every earlier call has finished; the read-only calls
+//     between two mutating ones run concurrently. Models do issue parallel
+//     edits of one file, and run concurrently those lose updates. Results
 //     are appended in call order, so transcripts are deterministic.
+//   - Tool-call ids are unique within a session: a new assistant message
+//     whose call reuses an id already in the history (local models number
+//     their calls call_1… anew every turn) or repeats one within itself gets
+//     a fresh id before it is recorded, and its result carries that id.
+//     Providers such as Anthropic refuse a request with repeated ids, which
+//     would break a session that fails over to them.
 //   - A reply cut by the output-token limit is continued by a follow-up
 //     request: the partial assistant message is kept and a short user message
 //     asks the model to continue. At most Config.MaxContinuations times.
@@ -24,11 +33,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/tool"
 )
 
 // Model streams one model reply. Implementations live in models/….
@@ -41,6 +52,12 @@ type Model interface {
 type Toolset interface {
 	Specs() []engine.ToolSpec
 	Run(ctx context.Context, call engine.ToolCall) engine.ToolResult
+}
+
+// mutatingToolset is a Toolset that says which of its tools mutate
+// (engine/tool.Set); for others tool.Mutating decides by name.
+type mutatingToolset interface {
+	Mutating(name string) bool
 }
 
 // Config bounds a loop.
@@ -111,7 +128,10 @@ func Loop(ctx context.Context, cfg Config, run Run, hooks Hooks) (Result, error)
 	if cfg.MaxContinuations <= 0 {
 		cfg.MaxContinuations = 3
 	}
-	l := &loop{cfg: cfg, run: run, hooks: hooks, history: append([]engine.Message(nil), run.History...)}
+	l := &loop{cfg: cfg, run: run, hooks: hooks, history: append([]engine.Message(nil), run.History...), callIDs: map[string]bool{}}
+	for _, m := range l.history {
+		l.noteIDs(m)
+	}
 	err := l.turn(ctx)
 	return l.res, err
 }
@@ -122,6 +142,7 @@ type loop struct {
 	hooks   Hooks
 	history []engine.Message
 	res     Result
+	callIDs map[string]bool // tool-call ids used in the history
 }
 
 func (l *loop) add(m engine.Message) error {
@@ -132,7 +153,49 @@ func (l *loop) add(m engine.Message) error {
 	}
 	l.history = append(l.history, m)
 	l.res.Messages = append(l.res.Messages, m)
+	l.noteIDs(m)
 	return nil
+}
+
+// noteIDs records the tool-call ids m uses.
+func (l *loop) noteIDs(m engine.Message) {
+	for _, b := range m.Content {
+		if b.Type == engine.BlockToolCall {
+			l.callIDs[b.ID] = true
+		}
+	}
+	if m.ToolCallID != "" {
+		l.callIDs[m.ToolCallID] = true
+	}
+}
+
+// uniqueCallIDs gives every tool call of a new assistant message an id not
+// used before in the session's history nor earlier in the message: an empty
+// or reused id becomes "<id>_<n>" (or "call_<n>"), the first n free. The
+// message is edited in place before it is recorded, so the results, which
+// take their ids from it, follow.
+func (l *loop) uniqueCallIDs(msg *engine.Message) {
+	seen := map[string]bool{}
+	for i := range msg.Content {
+		b := &msg.Content[i]
+		if b.Type != engine.BlockToolCall {
+			continue
+		}
+		if b.ID == "" || l.callIDs[b.ID] || seen[b.ID] {
+			base := b.ID
+			if base == "" {
+				base = "call"
+			}
+			for n := 2; ; n++ {
+				id := base + "_" + strconv.Itoa(n)
+				if !l.callIDs[id] && !seen[id] {
+					b.ID = id
+					break
+				}
+			}
+		}
+		seen[b.ID] = true
+	}
 }
 
 func (l *loop) turn(ctx context.Context) error {
@@ -145,6 +208,7 @@ func (l *loop) turn(ctx context.Context) error {
 	for {
 		msg, err := l.call(ctx, specs)
 		if msg != nil {
+			l.uniqueCallIDs(msg)
 			if aerr := l.add(*msg); aerr != nil {
 				return aerr
 			}
@@ -308,9 +372,15 @@ func textOnly(blocks []engine.Block) []engine.Block {
 	return out
 }
 
-// runTools runs calls concurrently and records their results in call order.
+// runTools runs calls and records their results in call order. A mutating
+// call waits for every earlier call and runs alone; read-only calls run
+// concurrently with the read-only calls next to them.
 func (l *loop) runTools(ctx context.Context, calls []engine.ToolCall) error {
 	results := make([]engine.ToolResult, len(calls))
+	mutating := tool.Mutating
+	if m, ok := l.run.Tools.(mutatingToolset); ok {
+		mutating = m.Mutating
+	}
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		if l.hooks.ToolCall != nil {
@@ -319,6 +389,11 @@ func (l *loop) runTools(ctx context.Context, calls []engine.ToolCall) error {
 		if l.run.Tools == nil {
 			results[i] = engine.ErrorResult("tool %q is not available: this agent has no tools", c.Name)
 			continue
+		}
+		if mutating(c.Name) {
+			wg.Wait() // the calls before it have finished…
+			results[i] = l.run.Tools.Run(ctx, c)
+			continue // …and the ones after it start once it has
 		}
 		wg.Add(1)
 		go func() {

@@ -564,6 +564,15 @@ func Context(entries []Entry) []engine.Message {
 func appendContext(msgs []engine.Message, e *Entry) []engine.Message {
 	switch e.Type {
 	case EntryMessage:
+		// A failed or stopped turn's assistant entry (the "⚠️ …" error
+		// note, the note closing a turn a crash interrupted, a partial reply
+		// cut by an error or /stop) is for the user to see, never for the
+		// model: it would read our error text as its own words. pi skips
+		// them the same way.
+		if e.Message != nil && e.Message.Role == engine.RoleAssistant &&
+			(e.Message.StopReason == engine.StopError || e.Message.StopReason == engine.StopAborted) {
+			break
+		}
 		if e.Message != nil {
 			m := *e.Message
 			m.Content = slices.Clone(m.Content)

@@ -3,6 +3,7 @@ package anthropic
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -137,8 +138,38 @@ func systemBlocks(system string, boundary int) []block {
 
 // mapMessages turns the conversation into Messages API messages, merging
 // consecutive messages of one role.
+//
+// Tool-use ids must be unique in a request: local models number their calls
+// call_1, call_2… again on every turn, and a session that fails over to
+// Anthropic would be refused. The agent loop rewrites such ids when it
+// records a message; this is the defence for histories recorded before
+// (and for ids that only collide once sanitized): a repeated id gets a
+// fresh one, and the results after it follow its call.
 func mapMessages(msgs []engine.Message) []message {
-	var out []message
+	var (
+		out  []message
+		used = map[string]bool{} // tool_use ids sent so far
+		// The ids sent for the calls of the last assistant message, by
+		// original id, in call order: its results follow in that order,
+		// even when one message repeats an id.
+		pending map[string][]string
+	)
+	callID := func(id string) string {
+		sent := toolID(id)
+		for n := 2; used[sent]; n++ {
+			sent = toolID(id) + "_" + strconv.Itoa(n)
+		}
+		used[sent] = true
+		pending[id] = append(pending[id], sent)
+		return sent
+	}
+	resultID := func(id string) string {
+		if q := pending[id]; len(q) > 0 {
+			pending[id] = q[1:]
+			return q[0]
+		}
+		return toolID(id)
+	}
 	add := func(role string, blocks []block) {
 		if len(blocks) == 0 {
 			return // the API refuses empty content
@@ -154,9 +185,10 @@ func mapMessages(msgs []engine.Message) []message {
 		case engine.RoleUser:
 			add("user", contentBlocks(m.Content))
 		case engine.RoleAssistant:
-			add("assistant", assistantBlocks(m.Content))
+			pending = map[string][]string{}
+			add("assistant", assistantBlocks(m.Content, callID))
 		case engine.RoleToolResult:
-			res := block{Type: "tool_result", ToolUseID: toolID(m.ToolCallID), Content: contentBlocks(m.Content), IsError: m.IsError}
+			res := block{Type: "tool_result", ToolUseID: resultID(m.ToolCallID), Content: contentBlocks(m.Content), IsError: m.IsError}
 			add("user", []block{res})
 		}
 	}
@@ -184,8 +216,9 @@ func contentBlocks(in []engine.Block) []block {
 	return out
 }
 
-// assistantBlocks sends text, tool calls and signed thinking back.
-func assistantBlocks(in []engine.Block) []block {
+// assistantBlocks sends text, tool calls and signed thinking back; callID
+// gives each tool call the id it is sent with.
+func assistantBlocks(in []engine.Block, callID func(string) string) []block {
 	var out []block
 	for _, b := range in {
 		switch b.Type {
@@ -198,7 +231,7 @@ func assistantBlocks(in []engine.Block) []block {
 				out = append(out, block{Type: "thinking", Thinking: b.Thinking, Signature: b.ThinkingSignature})
 			}
 		case engine.BlockToolCall:
-			out = append(out, block{Type: "tool_use", ID: toolID(b.ID), Name: b.Name, Input: inputObject(b.Arguments)})
+			out = append(out, block{Type: "tool_use", ID: callID(b.ID), Name: b.Name, Input: inputObject(b.Arguments)})
 		}
 	}
 	return out

@@ -160,3 +160,66 @@ func TestThinkingMaxTokens(t *testing.T) {
 		}
 	}
 }
+
+// TestDuplicateToolIDs: a local model numbers its calls call_1… again every
+// turn; after a failover to Anthropic the request must still have unique
+// tool_use ids, each tool_result naming its own call.
+func TestDuplicateToolIDs(t *testing.T) {
+	call := func(id, path string) engine.ToolCall {
+		return engine.ToolCall{ID: id, Name: "read", Arguments: json.RawMessage(`{"path":"` + path + `"}`)}
+	}
+	a, b := call("call_1", "a"), call("call_1", "b")
+	c, d := call("call.2", "c"), call("call_2", "d") // equal once sanitized
+	e, f := call("", "e"), call("", "f")
+	turn := func(calls ...engine.ToolCall) []engine.Message {
+		asst := engine.Message{Role: engine.RoleAssistant, StopReason: engine.StopToolUse}
+		var out []engine.Message
+		for _, c := range calls {
+			asst.Content = append(asst.Content, c.Block())
+		}
+		out = append(out, asst)
+		for _, c := range calls {
+			out = append(out, engine.TextResult("content of "+string(c.Arguments)).Message(c))
+		}
+		return append(out, engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("ok")}}, engine.UserText("next"))
+	}
+	var msgs []engine.Message
+	msgs = append(msgs, engine.UserText("go"))
+	msgs = append(msgs, turn(a)...)
+	msgs = append(msgs, turn(b, c)...)
+	msgs = append(msgs, turn(d, e, f)...)
+	body, err := New(Config{}).requestBody(&engine.ChatRequest{Model: "m", Messages: msgs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req messagesRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]string{} // tool_use id → its input
+	var pairs int
+	for _, m := range req.Messages {
+		for _, bl := range m.Content {
+			switch bl.Type {
+			case "tool_use":
+				if _, dup := seen[bl.ID]; dup {
+					t.Errorf("tool_use id %q sent twice", bl.ID)
+				}
+				seen[bl.ID] = string(bl.Input)
+			case "tool_result":
+				in, ok := seen[bl.ToolUseID]
+				if !ok {
+					t.Errorf("tool_result for unknown id %q", bl.ToolUseID)
+					continue
+				}
+				if got := bl.Content[0].Text; got != "content of "+in {
+					t.Errorf("tool_result %q = %q, want the result of its own call %s", bl.ToolUseID, got, in)
+				}
+				pairs++
+			}
+		}
+	}
+	if len(seen) != 6 || pairs != 6 {
+		t.Errorf("%d calls, %d results; want 6 and 6", len(seen), pairs)
+	}
+}

@@ -12,7 +12,9 @@
 //
 // Choices where the spec was silent:
 //   - Writes are atomic (temporary file in the same directory, fsync,
-//     rename) and keep an existing file's permissions. Writing to a symlink
+//     rename, fsync of the directory and of the parents of directories it
+//     created; a removal by apply_patch syncs its directory too) and keep
+//     an existing file's permissions. Writing to a symlink
 //     that stays inside the workspace writes its target; a dangling symlink
 //     is refused.
 //   - read returns the file's text unnumbered (edit matches exact text, so
@@ -38,11 +40,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	iofs "io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/tool"
@@ -204,6 +209,7 @@ func (w *workspace) writeFile(rel string, data []byte) error {
 		perm, existed = fi.Mode().Perm(), true
 	}
 	dir := path.Dir(target)
+	created := w.missingDirs(dir)
 	if dir != "." {
 		if err := w.root.MkdirAll(dir, 0o755); err != nil {
 			return err
@@ -233,6 +239,56 @@ func (w *workspace) writeFile(rel string, data []byte) error {
 	if werr != nil {
 		_ = w.root.Remove(tmp)
 		return werr
+	}
+	// The rename and any new directories live in directory entries, which
+	// the file's fsync does not cover: sync them too, so a crash after the
+	// tool result is recorded cannot lose the file.
+	if err := w.syncDir(dir); err != nil {
+		return err
+	}
+	for _, d := range created {
+		if err := w.syncDir(path.Dir(d)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove removes rel and syncs its directory, so the removal is durable.
+func (w *workspace) remove(rel string) error {
+	if err := w.root.Remove(rel); err != nil {
+		return err
+	}
+	return w.syncDir(path.Dir(rel))
+}
+
+// missingDirs lists dir and those of its ancestors that do not exist yet,
+// deepest first: the directories MkdirAll(dir) will create.
+func (w *workspace) missingDirs(dir string) []string {
+	var out []string
+	for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
+		if _, err := w.root.Stat(d); err == nil {
+			break
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// syncDir fsyncs directory dir (workspace-relative). File systems and
+// platforms that cannot sync a directory are not an error: there is
+// nothing more to be done there.
+func (w *workspace) syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil // directory handles cannot be flushed there
+	}
+	d, err := w.root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTSUP) {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
 }

@@ -189,7 +189,7 @@ func commit(w *workspace, steps []step) error {
 		}
 		var err error
 		if s.remove {
-			err = w.root.Remove(s.rel)
+			err = w.remove(s.rel)
 		} else {
 			err = w.writeFile(s.rel, s.data)
 		}
