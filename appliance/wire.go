@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -138,7 +139,7 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 			m.providers[path] = p
 		}
 		m.mu.Unlock()
-		return []failover.Candidate{{Ref: info.Ref, Provider: pid, Model: p, ModelID: def.ID}}, info, nil
+		return []failover.Candidate{{Ref: info.Ref, Provider: pid, Model: failover.FilterTools(p, m.providerTools(pid, def.ID)), ModelID: def.ID}}, info, nil
 	}
 	profiles := m.cfg.AuthProfiles(pid)
 	if len(profiles) == 0 {
@@ -150,9 +151,29 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 		if err != nil {
 			return nil, info, err
 		}
-		cands = append(cands, failover.Candidate{Ref: info.Ref, Provider: pid, Profile: ap.ID, Model: p, ModelID: def.ID})
+		cands = append(cands, failover.Candidate{Ref: info.Ref, Provider: pid, Profile: ap.ID, Model: failover.FilterTools(p, m.providerTools(pid, def.ID)), ModelID: def.ID})
 	}
 	return cands, info, nil
+}
+
+// providerTools is the tools.byProvider layer of a model, "provider/model"
+// first, else "provider" (OpenClaw's lookup), as a predicate; nil when
+// neither is configured. It is applied to each attempt of a failover chain
+// by the model that is asked (failover.FilterTools), on top of the agent's
+// own policy (the turn's tool set), so a fallback gets its own provider's
+// tools rather than the primary's.
+func (m *models) providerTools(pid, modelID string) func(string) bool {
+	bp, ok := m.cfg.Tools.ByProvider[pid+"/"+modelID]
+	if !ok {
+		if bp, ok = m.cfg.Tools.ByProvider[pid]; !ok {
+			return nil
+		}
+	}
+	return policy.Allowed([]policy.Layer{providerLayer(bp)}, tool.ExpandGroup)
+}
+
+func providerLayer(bp config.ToolPolicy) policy.Layer {
+	return policy.Layer{Name: "provider", Profile: bp.Profile, Allow: bp.Allow, Deny: bp.Deny}
 }
 
 // provider builds (once) the client of one provider and auth profile.
@@ -186,8 +207,16 @@ func (m *models) provider(pid, profile string, prov config.Provider, key string)
 }
 
 // agents turns the config's agents into the gateway's, with their tool policy
-// compiled (profile → global → provider → agent; the most restrictive wins).
+// compiled (profile → global → agent; the most restrictive wins). The
+// provider layer (tools.byProvider) depends on the model that answers, so
+// it is applied per attempt by the failover chain (models.providerTools);
+// here it is only validated.
 func agents(cfg *config.Config, reg *tool.Registry) ([]gateway.Agent, error) {
+	for _, key := range slices.Sorted(maps.Keys(cfg.Tools.ByProvider)) {
+		if err := policy.Validate(providerLayer(cfg.Tools.ByProvider[key]), reg.Known); err != nil {
+			return nil, fmt.Errorf("tools.byProvider.%s: %w", key, err)
+		}
+	}
 	ids := []string{cfg.DefaultAgentID()}
 	for _, a := range cfg.Agents.List {
 		if !slices.Contains(ids, a.ID) {
@@ -240,15 +269,9 @@ func toolLayers(cfg *config.Config, ra config.ResolvedAgent) []policy.Layer {
 	if ra.Tools.Profile != "" {
 		profile = ra.Tools.Profile
 	}
-	layers := []policy.Layer{
+	return []policy.Layer{
 		{Name: "profile", Profile: profile},
 		{Name: "global", Allow: global.Allow, Deny: global.Deny},
+		{Name: "agent", Allow: ra.Tools.Allow, Deny: ra.Tools.Deny},
 	}
-	if pid, _, err := config.SplitModel(ra.Model.Primary); err == nil {
-		if bp, ok := cfg.Tools.ByProvider[pid]; ok {
-			layers = append(layers, policy.Layer{Name: "provider", Profile: bp.Profile, Allow: bp.Allow, Deny: bp.Deny})
-		}
-	}
-	layers = append(layers, policy.Layer{Name: "agent", Allow: ra.Tools.Allow, Deny: ra.Tools.Deny})
-	return layers
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/tool/fs"
+)
+
+// TestProviderTools: tools.byProvider applies to the model that answers
+// ("provider/model" before "provider"), not to the agent's primary: the
+// agent's own policy leaves the provider layer to the failover chain.
+func TestProviderTools(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{
+		models: { providers: {
+			cloud: { api: 'openai-completions', baseUrl: 'http://127.0.0.1:1', apiKey: 'k' },
+			ollama: { api: 'ollama', baseUrl: 'http://127.0.0.1:2' },
+		} },
+		agents: { defaults: { model: { primary: 'cloud/big', fallbacks: ['ollama/small', 'ollama/tiny'] } } },
+		tools: { profile: 'coding', byProvider: {
+			ollama: { deny: ['exec', 'write'] },
+			'ollama/tiny': { profile: 'minimal', allow: ['read'] },
+			cloud: { deny: ['grep'] },
+		} },
+	}`), "t.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &models{cfg: cfg}
+	for _, tc := range []struct {
+		pid, model string
+		allow      map[string]bool
+	}{
+		{"cloud", "big", map[string]bool{"exec": true, "write": true, "grep": false}},
+		{"ollama", "small", map[string]bool{"exec": false, "write": false, "read": true, "grep": true}},
+		{"ollama", "tiny", map[string]bool{"exec": false, "read": true, "grep": false}},
+	} {
+		allowed := m.providerTools(tc.pid, tc.model)
+		for name, want := range tc.allow {
+			if got := allowed(name); got != want {
+				t.Errorf("%s/%s: %s allowed = %v, want %v", tc.pid, tc.model, name, got, want)
+			}
+		}
+	}
+	ags, err := agents(cfg, tool.NewRegistry(fs.Tools(fs.Config{})...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ags[0].Allowed("grep") || !ags[0].Allowed("exec") {
+		t.Error("the agent's own policy applied the primary's provider layer")
+	}
+	cfg.Tools.ByProvider["ollama"] = config.ToolPolicy{Deny: []string{"group:nope"}}
+	if _, err := agents(cfg, tool.NewRegistry()); err == nil {
+		t.Error("an invalid byProvider layer was accepted")
+	}
+}

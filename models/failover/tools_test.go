@@ -1,0 +1,79 @@
+package failover
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// toolRecorder records the tool names each request offered and plays a
+// step.
+type toolRecorder struct {
+	mu    sync.Mutex
+	seen  [][]string
+	step  func(emit func(engine.Event)) error
+	calls int
+}
+
+func (r *toolRecorder) Stream(_ context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
+	var names []string
+	for _, t := range req.Tools {
+		names = append(names, t.Name)
+	}
+	r.mu.Lock()
+	r.seen = append(r.seen, names)
+	r.calls++
+	r.mu.Unlock()
+	return r.step(emit)
+}
+
+// TestByProviderPerAttempt: each attempt of a chain offers the tools its own
+// provider's policy allows, not the primary's; a withheld tool the fallback
+// calls anyway is not passed on as a call.
+func TestByProviderPerAttempt(t *testing.T) {
+	primary := &toolRecorder{step: fail(merr(engine.ErrUnreachable, 0, "connection refused"))}
+	fallback := &toolRecorder{step: func(emit func(engine.Event)) error {
+		emit(engine.Event{Type: engine.EventToolCall, ToolCall: &engine.ToolCall{ID: "1", Name: "Exec", Arguments: []byte(`{}`)}})
+		emit(engine.Event{Type: engine.EventToolCall, ToolCall: &engine.ToolCall{ID: "2", Name: "read", Arguments: []byte(`{}`)}})
+		emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopToolUse})
+		return nil
+	}}
+	deny := func(names ...string) func(string) bool {
+		return func(n string) bool { return !slices.Contains(names, n) }
+	}
+	chain := New(Config{}, []Candidate{
+		{Ref: "cloud/big", Provider: "cloud", Model: FilterTools(primary, nil), ModelID: "big"},                 // no byProvider entry
+		{Ref: "ollama/small", Provider: "ollama", Model: FilterTools(fallback, deny("exec")), ModelID: "small"}, // byProvider.ollama.deny: [exec]
+	}, nil)
+	req := &engine.ChatRequest{Tools: []engine.ToolSpec{{Name: "exec"}, {Name: "read"}, {Name: "write"}}}
+	var events []engine.Event
+	if err := chain.Stream(context.Background(), req, func(ev engine.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := [][]string{{"exec", "read", "write"}}; !slices.EqualFunc(primary.seen, want, slices.Equal) {
+		t.Errorf("primary offered %v, want %v", primary.seen, want)
+	}
+	if want := [][]string{{"read", "write"}}; !slices.EqualFunc(fallback.seen, want, slices.Equal) {
+		t.Errorf("fallback offered %v, want %v", fallback.seen, want)
+	}
+	if len(req.Tools) != 3 {
+		t.Error("the caller's request was changed")
+	}
+	var calls []string
+	var note string
+	for _, ev := range events {
+		switch ev.Type {
+		case engine.EventToolCall:
+			calls = append(calls, ev.ToolCall.Name)
+		case engine.EventTextDelta:
+			note += ev.Text
+		}
+	}
+	if !slices.Equal(calls, []string{"read"}) || !strings.Contains(note, `tool Exec is not available to this model`) {
+		t.Errorf("calls %v, text %q: want only read called and a note for Exec", calls, note)
+	}
+}
