@@ -113,7 +113,8 @@ func (a *app) chat(ctx context.Context, key, agent string) error {
 				fmt.Fprintln(a.stderr, res.Reply)
 			}
 		}
-		res, err := cl.Send(ctx, api.SendRequest{Text: text, SessionKey: key, AgentID: agent}, v.event)
+		// One idempotency key per typed message, kept across retries.
+		res, err := cl.SendRetry(ctx, api.SendRequest{Text: text, SessionKey: key, AgentID: agent, IdempotencyKey: client.NewIdempotencyKey()}, v.event, a.retry(v))
 		if err != nil {
 			v.breakLines()
 			var apiErr *api.Error

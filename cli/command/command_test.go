@@ -60,7 +60,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"message", "send", "hello"}, 0, ""},
 		{[]string{"message", "send", "fail"}, 1, "↻ failover: local/qwen3-1.7b unreachable; trying ollama/llama3.2\nopenclaw: every model failed: ollama/llama3.2: unreachable (connection refused)\n"},
 		{[]string{"--socket", down, "status"}, 1, "openclaw: cannot reach the gateway at " + down + ": is it running? Start it with `openclaw-gateway run` (or `make run`)\n"},
-		{[]string{"message", "send", "cut"}, 1, "openclaw: gateway closed the stream early\n"},
+		{[]string{"message", "send", "cut"}, 0, "… lost the gateway (gateway closed the stream early); retrying in 250ms (1)\n"},
 		{[]string{"sessions", "history", "agent:main:nope"}, 1, "openclaw: no session agent:main:nope\n"},
 		{[]string{"message", "send"}, 2, "openclaw: requires at least 1 arg(s), only received 0\nRun 'openclaw message send --help' for usage.\n"},
 		{[]string{"message", "send", "--session", "agent:main", "hi"}, 2, "openclaw: --session: session key \"agent:main\": want agent:<agentId>:<name>\nRun 'openclaw message send --help' for usage.\n"},

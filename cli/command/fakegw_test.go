@@ -28,7 +28,11 @@ import (
 //	              /deny <id> on another request) its result and a reply
 //	think         reasoning then a reply
 //	fail          a failover event, then a model_failed error event
-//	cut           a delta, then the stream closes without done
+//	cut           a delta, then the stream closes without done; a retry
+//	              with the same idempotency key replays the numbered delta,
+//	              sends the rest and done (as the real gateway attaches a
+//	              retry to its running turn)
+//	cut always    a delta, then the stream closes, on every try
 //	/status       a command reply without deltas
 //	anything else "echo: <text>"
 type fakeGateway struct {
@@ -39,6 +43,7 @@ type fakeGateway struct {
 	mu        sync.Mutex
 	approvals map[string]chan bool // approval id → the owner's answer
 	nextID    int
+	tries     map[string]int // idempotency key → requests seen
 }
 
 func startFakeGateway() (*fakeGateway, error) {
@@ -53,7 +58,7 @@ func startFakeGateway() (*fakeGateway, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	g := &fakeGateway{dir: dir, socket: sock, approvals: map[string]chan bool{}}
+	g := &fakeGateway{dir: dir, socket: sock, approvals: map[string]chan bool{}, tries: map[string]int{}}
 	g.srv = httptest.NewUnstartedServer(g)
 	g.srv.Listener = ln
 	g.srv.Start()
@@ -297,6 +302,17 @@ func (g *fakeGateway) message(w http.ResponseWriter, r *http.Request, req api.Se
 		s.send(api.Event{Type: api.EventFailover, Text: "local/qwen3-1.7b unreachable; trying ollama/llama3.2"},
 			api.Event{Type: api.EventError, Error: &api.Error{Code: api.CodeModelFailed, Message: "every model failed: ollama/llama3.2: unreachable (connection refused)"}})
 	case "cut":
+		g.mu.Lock()
+		g.tries[req.IdempotencyKey]++
+		try := g.tries[req.IdempotencyKey]
+		g.mu.Unlock()
+		s.send(api.Event{Type: api.EventAccepted, Turn: "t1", Seq: 1, Accepted: &api.Accepted{SessionKey: key, IdempotencyKey: req.IdempotencyKey}},
+			api.Event{Type: api.EventDelta, Turn: "t1", Seq: 2, Text: "Half a rep"})
+		if try > 1 && req.IdempotencyKey != "" {
+			s.send(api.Event{Type: api.EventDelta, Turn: "t1", Seq: 3, Text: "ly."})
+			done("Half a reply.")
+		}
+	case "cut always":
 		s.send(api.Event{Type: api.EventDelta, Text: "Half a rep"})
 	case "silent":
 		s.send(api.Event{Type: api.EventDone, Result: &api.Result{SessionKey: key, Suppressed: true}})

@@ -3,11 +3,15 @@ package command
 import (
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
 )
 
 func (a *app) sendCmd() *cobra.Command {
@@ -30,6 +34,13 @@ When a command needs your approval, the approval id and the command to run
 are printed on stderr and send keeps waiting until the turn ends: approve it
 from another terminal (or deny it with /deny <id>).
 
+Every message carries a random idempotency key. If the connection to the
+gateway drops (or the gateway restarts) send retries for about 20 seconds
+with the same key: the gateway attaches the retry to the same turn, so the
+message is answered exactly once — or, if the gateway crashed mid-turn, you
+get the note that the turn was interrupted (exit status 1).
+$OPENCLAW_SEND_RETRIES sets how many retries (default 8; 0 disables).
+
 --json prints only the final result:
 {"reply", "sessionKey", "sessionId", "model", "usage", …}.`,
 		Example: `  openclaw message send "remind me what we decided about the garden"
@@ -47,7 +58,7 @@ from another terminal (or deny it with /deny <id>).
 			}
 			v := &turnView{out: a.stdout, err: a.stderr, quiet: asJSON}
 			v.approval = func(ap *api.Approval) { a.printApprovalHint(v, ap, req.SessionKey) }
-			res, err := a.client().Send(cmd.Context(), req, v.event)
+			res, err := a.client().SendRetry(cmd.Context(), req, v.event, a.retry(v))
 			if err != nil {
 				v.breakLines()
 				return err
@@ -63,10 +74,26 @@ from another terminal (or deny it with /deny <id>).
 	f.StringVar(&req.SessionKey, "session", "", "session key (default agent:<agent>:main)")
 	f.StringVar(&req.AgentID, "agent", "", "agent id (default: the gateway's default agent)")
 	f.StringVar(&req.MessageID, "id", "", "message id: a repeat with the same id is dropped")
+	f.StringVar(&req.IdempotencyKey, "idempotency-key", "", "key of this message across retries (default: random); a repeat attaches to the same turn")
 	f.BoolVar(&asJSON, "json", false, "print only the final result as JSON")
 	cmd.RegisterFlagCompletionFunc("session", a.completeSessionKeys)
 	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
 	return cmd
+}
+
+// retry is how message send and chat retry a message whose connection
+// dropped: with the same idempotency key, saying so on stderr.
+func (a *app) retry(v *turnView) client.Retry {
+	r := client.Retry{OnRetry: func(attempt int, err error, wait time.Duration) {
+		v.note("… lost the gateway (%v); retrying in %s (%d)", err, wait.Round(time.Millisecond), attempt)
+	}}
+	if n, err := strconv.Atoi(os.Getenv("OPENCLAW_SEND_RETRIES")); err == nil {
+		r.Attempts = n
+		if n <= 0 {
+			r.Attempts = -1 // no retry
+		}
+	}
+	return r
 }
 
 // printApprovalHint tells a non-interactive user how to answer an approval.
@@ -92,7 +119,8 @@ type turnView struct {
 	quiet    bool // --json: no reply text on out
 	approval func(*api.Approval)
 
-	streamed bool // some reply text was printed
+	streamed bool            // some reply text was printed
+	printed  strings.Builder // the reply text printed so far
 	partial  bool // out's last line is not finished
 	thinking bool // err's last line is unfinished reasoning text
 }
@@ -143,6 +171,7 @@ func (v *turnView) text(s string) {
 		v.thinking = false
 	}
 	io.WriteString(v.out, s)
+	v.printed.WriteString(s)
 	v.streamed = true
 	v.partial = !strings.HasSuffix(s, "\n")
 }
@@ -168,8 +197,19 @@ func (v *turnView) breakLines() {
 // finish shows the end of a turn: the reply if none streamed (slash
 // commands answer without deltas), a final newline, and attachments.
 func (v *turnView) finish(res *api.Result) {
-	if !v.quiet && !v.streamed {
+	switch {
+	case v.quiet:
+	case !v.streamed:
 		v.text(res.Reply)
+	case res.Replayed:
+		// The stream broke mid-reply and the retry got the whole recorded
+		// reply: print what was not shown yet.
+		if rest, ok := strings.CutPrefix(res.Reply, strings.TrimSpace(v.printed.String())); ok {
+			v.text(rest)
+		} else {
+			v.breakLines()
+			v.text(res.Reply)
+		}
 	}
 	v.breakLines()
 	if res.Suppressed && !v.streamed {

@@ -65,6 +65,12 @@ func (a *app) printStatus(st *api.Status) {
 	} else {
 		fmt.Fprintf(tw, "last error\t-\n")
 	}
+	if st.InterruptedOpen > 0 {
+		fmt.Fprintf(tw, "interrupted turns\t%d not closed yet (closed at the next start or message in their session) %s\n", st.InterruptedOpen, oneLine(st.InterruptedError))
+	}
+	if st.StateWarning != "" {
+		fmt.Fprintf(tw, "state database\t%s\n", oneLine(st.StateWarning))
+	}
 	if st.Sandbox != "" {
 		fmt.Fprintf(tw, "exec sandbox\t%s\n", oneLine(st.Sandbox))
 	}

@@ -194,6 +194,7 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	if st.LastError != "" {
 		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)
 	}
+	b.WriteString(stateLines(st))
 	if st.Sandbox != "" {
 		fmt.Fprintf(&b, "\nExec sandbox: %s", st.Sandbox)
 	}

@@ -138,7 +138,7 @@ func newHarness(t *testing.T, modelRef string, allowed func(string) bool, steps 
 	execTools := exec.Tools(exec.Config{Ask: "always", ApprovalTimeout: 2 * time.Second})
 	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
 	m := &fakeModel{steps: steps}
-	sessions := session.NewManager(db, session.Config{DailyResetHour: -1})
+	sessions := session.NewManager(db, session.Config{DailyResetHour: new(-1)})
 	g, err := New(Config{
 		Agents:          []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: modelRef, Allowed: allowed, MaxTurns: 5}},
 		Sessions:        sessions,

@@ -16,11 +16,18 @@
 //     OpenTurn. The daily and idle checks compare against UpdatedAt.
 //   - Non-empty Meta fields refresh an existing entry too (a group's subject
 //     can change); empty ones never clear anything.
-//   - Config.DailyResetHour 0 means the default 04:00; 24 means midnight;
-//     -1 disables the daily reset.
+//   - Config.DailyResetHour nil means the default 04:00; 0 and 24 mean
+//     midnight; a negative hour disables the daily reset. (It was an int
+//     whose 0 meant "unset", so session.reset.atHour: 0 silently became
+//     04:00.)
 //   - Append, AppendEntries, EndTurn and CloseInterrupted on a key without
 //     an entry fail with ErrNotFound; Update creates the entry (and its empty
 //     transcript) so toggles can be set before the first message.
+//   - A turn's end (EndTurn, CloseInterrupted) is recorded in the dedup
+//     record of its inbound message in the same transaction as the answer,
+//     so a client retrying with the same idempotency key learns durably
+//     whether the turn was answered, failed or was cut by a crash
+//     (Manager.Outcome).
 //   - Token counters add Usage.Input and Usage.Output; TotalTokens adds
 //     Usage.TotalTokens, or the sum of all four counts when it is zero.
 package session
@@ -73,6 +80,9 @@ type Entry struct {
 	// OpenTurn is the id of the inbound entry whose turn has not finished
 	// ("" = none).
 	OpenTurn string `json:"openTurn,omitempty"`
+	// OpenTurnDedup is the dedup key of the open turn's inbound message
+	// ("" = none): the record that learns the turn's outcome.
+	OpenTurnDedup string `json:"openTurnDedup,omitempty"`
 }
 
 // Keyed is an entry with the agent and session key it is stored under.
@@ -128,6 +138,46 @@ type Store interface {
 	ImportTranscript(agentID string, key engine.SessionKey, h transcript.Header, entries []transcript.Entry, e Entry) error
 }
 
+// DedupStore is an optional Store extension that remembers, per dedup key,
+// which turn the message started and how that turn ended, so a retried
+// message is answered from the store instead of starting a second turn.
+// engine/store/bolt implements it: the record is written by the Commit that
+// carries DedupKey and completed by the Commit that carries Outcome.
+type DedupStore interface {
+	// Dedup returns the record of key; false when the key was never seen
+	// (or has been pruned).
+	Dedup(key string) (DedupRecord, bool, error)
+}
+
+// DedupRecord is what a store keeps about a deduplicated inbound message.
+type DedupRecord struct {
+	AgentID   string            `json:"agentId,omitempty"`
+	Key       engine.SessionKey `json:"key,omitempty"`
+	SessionID string            `json:"sessionId,omitempty"`
+	// EntryID is the transcript id of the inbound message (the first entry
+	// of the commit).
+	EntryID string `json:"entryId,omitempty"`
+	// Outcome is "" while the turn is open, else OutcomeReply,
+	// OutcomeFailed or OutcomeInterrupted.
+	Outcome string `json:"outcome,omitempty"`
+	// AnswerID is the transcript id of the entry that ended the turn (the
+	// reply, the error entry or the interrupted-turn note).
+	AnswerID string `json:"answerId,omitempty"`
+}
+
+// Outcomes of a turn, as kept in its DedupRecord.
+const (
+	OutcomeReply       = "reply"       // the model answered
+	OutcomeFailed      = "failed"      // the turn failed (model error, stopped) with a visible error entry
+	OutcomeInterrupted = "interrupted" // a crash cut it; closed at the next start
+	// OutcomeOpen is reported by Manager.Outcome for a turn that is still
+	// open in the store: running, or cut by a crash and not closed yet.
+	OutcomeOpen = "open"
+	// OutcomeUnknown is reported for a record that names no outcome and no
+	// open turn (written before outcomes were recorded).
+	OutcomeUnknown = "unknown"
+)
+
 // TranscriptViewer is an optional Store extension that lends a transcript
 // without copying it; Manager uses it to rebuild the context of a turn
 // (copying a long transcript on every message is most of that cost). fn
@@ -142,13 +192,19 @@ type Commit struct {
 	Header   transcript.Header
 	Update   func(*Entry) error
 	Entries  []transcript.Entry
+	// Outcome, when set, is written (with the id of the last committed
+	// entry as AnswerID) into the dedup record named by the entry's
+	// OpenTurnDedup as loaded before Update, in the same transaction. A
+	// store that does not implement DedupStore may ignore it.
+	Outcome string
 }
 
 // Config configures a Manager.
 type Config struct {
 	// DailyResetHour is the local hour at which sessions expire daily:
-	// 0 means the default 4, 24 means midnight, -1 disables.
-	DailyResetHour int
+	// nil means the default 4, 0 and 24 mean midnight, negative disables.
+	// A pointer because 0 (midnight) is a real setting.
+	DailyResetHour *int
 	// IdleMinutes expires a session idle for longer; 0 disables.
 	IdleMinutes int
 	// Location is the time zone of DailyResetHour; nil means time.Local.
@@ -159,14 +215,16 @@ type Config struct {
 
 // Manager runs the session lifecycle over a Store.
 type Manager struct {
-	st  Store
-	cfg Config
+	st    Store
+	cfg   Config
+	daily int // the resolved DailyResetHour
 }
 
 // NewManager returns a Manager over st.
 func NewManager(st Store, cfg Config) *Manager {
-	if cfg.DailyResetHour == 0 {
-		cfg.DailyResetHour = 4
+	daily := 4
+	if cfg.DailyResetHour != nil {
+		daily = *cfg.DailyResetHour
 	}
 	if cfg.Location == nil {
 		cfg.Location = time.Local
@@ -174,7 +232,7 @@ func NewManager(st Store, cfg Config) *Manager {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Manager{st: st, cfg: cfg}
+	return &Manager{st: st, cfg: cfg, daily: daily}
 }
 
 // Turn is what BeginTurn committed.
@@ -193,7 +251,7 @@ type Turn struct {
 // now: the daily reset boundary (the latest DailyResetHour:00 at or before
 // now) is after updated, or it has been idle longer than IdleMinutes.
 func (m *Manager) Expired(updated, now time.Time) bool {
-	if h := m.cfg.DailyResetHour; h >= 0 {
+	if h := m.daily; h >= 0 {
 		local := now.In(m.cfg.Location)
 		y, mo, d := local.Date()
 		boundary := time.Date(y, mo, d, h, 0, 0, 0, m.cfg.Location)
@@ -250,6 +308,7 @@ func (m *Manager) beginTurn(agentID string, key engine.SessionKey, meta Meta, de
 			}
 			applyMeta(e, meta)
 			e.OpenTurn = inbound.ID
+			e.OpenTurnDedup = dedupKey
 			e.Messages++
 			e.UpdatedAt = now
 			return nil
@@ -386,9 +445,14 @@ func countMessages(entries []transcript.Entry) int {
 	return n
 }
 
-// EndTurn finishes the open turn in one transaction: it appends msgs, clears
-// OpenTurn, adds usage to the counters and records the context size and the
-// model that answered.
+// EndTurn finishes the open turn in one transaction: it appends msgs (the
+// turn's final reply, or its error entry), clears OpenTurn, adds usage to
+// the counters, records the context size and the model that answered, and
+// records the outcome in the inbound message's dedup record. Writing the
+// reply here rather than on its own is what makes "a reply without its end
+// marker" impossible after a crash (DESIGN.md §4). The outcome is
+// OutcomeFailed when the last message stopped on an error or an abort,
+// else OutcomeReply.
 func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Usage, contextTokens int, model string, msgs ...engine.Message) error {
 	if err := checkKey(agentID, key); err != nil {
 		return err
@@ -398,13 +462,18 @@ func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Us
 	for i, msg := range msgs {
 		entries[i] = messageEntry(msg, now)
 	}
+	outcome := OutcomeReply
+	if n := len(msgs); n > 0 && (msgs[n-1].StopReason == engine.StopError || msgs[n-1].StopReason == engine.StopAborted) {
+		outcome = OutcomeFailed
+	}
 	_, _, err := m.st.Commit(agentID, key, Commit{
 		Entries: entries,
+		Outcome: outcome,
 		Update: func(e *Entry) error {
 			if e.SessionID == "" {
 				return ErrNotFound
 			}
-			e.OpenTurn = ""
+			e.OpenTurn, e.OpenTurnDedup = "", ""
 			e.InputTokens += usage.Input
 			e.OutputTokens += usage.Output
 			total := usage.TotalTokens
@@ -528,6 +597,7 @@ func (m *Manager) CloseInterrupted(agentID string, key engine.SessionKey, note s
 	}
 	_, _, err := m.st.Commit(agentID, key, Commit{
 		Entries: []transcript.Entry{messageEntry(msg, now)},
+		Outcome: OutcomeInterrupted,
 		Update: func(e *Entry) error {
 			if e.SessionID == "" {
 				return ErrNotFound
@@ -535,7 +605,7 @@ func (m *Manager) CloseInterrupted(agentID string, key engine.SessionKey, note s
 			if e.OpenTurn == "" {
 				return errNoOpenTurn
 			}
-			e.OpenTurn = ""
+			e.OpenTurn, e.OpenTurnDedup = "", ""
 			e.Messages++
 			e.UpdatedAt = now
 			return nil
@@ -548,6 +618,87 @@ func (m *Manager) CloseInterrupted(agentID string, key engine.SessionKey, note s
 		return fmt.Errorf("close interrupted turn in %s: %w", key, err)
 	}
 	return nil
+}
+
+// ErrNoDedupStore is returned by Outcome over a store that keeps no dedup
+// records.
+var ErrNoDedupStore = errors.New("the session store keeps no dedup records")
+
+// TurnOutcome is what became of the turn a dedup key started.
+type TurnOutcome struct {
+	AgentID   string
+	Key       engine.SessionKey
+	SessionID string
+	InboundID string
+	// State is OutcomeOpen, OutcomeReply, OutcomeFailed,
+	// OutcomeInterrupted or OutcomeUnknown.
+	State string
+	// Answer is the entry that ended the turn (reply, error entry or
+	// interrupted-turn note); nil while open or when unknown.
+	Answer *engine.Message
+}
+
+// Outcome looks up the turn that dedupKey started, durably: the dedup
+// record names the session, the inbound entry and (once the turn ended) the
+// answering entry, which is read from the transcript. It reports false when
+// the key was never committed.
+func (m *Manager) Outcome(dedupKey string) (TurnOutcome, bool, error) {
+	ds, ok := m.st.(DedupStore)
+	if !ok {
+		return TurnOutcome{}, false, ErrNoDedupStore
+	}
+	rec, found, err := ds.Dedup(dedupKey)
+	if err != nil || !found {
+		return TurnOutcome{}, found, err
+	}
+	out := TurnOutcome{AgentID: rec.AgentID, Key: rec.Key, SessionID: rec.SessionID, InboundID: rec.EntryID, State: rec.Outcome}
+	if rec.Outcome == "" {
+		out.State = OutcomeUnknown
+		if rec.AgentID != "" && rec.Key != "" {
+			e, ok, err := m.st.Session(rec.AgentID, rec.Key)
+			if err != nil {
+				return TurnOutcome{}, false, fmt.Errorf("outcome of %s: %w", dedupKey, err)
+			}
+			if ok && e.SessionID == rec.SessionID && e.OpenTurn == rec.EntryID {
+				out.State = OutcomeOpen
+			}
+		}
+		return out, true, nil
+	}
+	if rec.AnswerID == "" {
+		return out, true, nil
+	}
+	var answer *engine.Message
+	find := func(_ transcript.Header, entries []transcript.Entry) error {
+		// The answer is recent: search from the end.
+		for i := len(entries) - 1; i >= 0; i-- {
+			if entries[i].ID == rec.AnswerID {
+				if msg := entries[i].Message; msg != nil {
+					c := *msg
+					c.Content = append([]engine.Block(nil), msg.Content...)
+					answer = &c
+				}
+				return nil
+			}
+		}
+		return nil
+	}
+	if v, ok := m.st.(TranscriptViewer); ok {
+		err = v.ViewTranscript(rec.SessionID, find)
+	} else {
+		var (
+			h       transcript.Header
+			entries []transcript.Entry
+		)
+		if h, entries, err = m.st.Transcript(rec.SessionID); err == nil {
+			err = find(h, entries)
+		}
+	}
+	if err != nil {
+		return TurnOutcome{}, false, fmt.Errorf("outcome of %s: %w", dedupKey, err)
+	}
+	out.Answer = answer
+	return out, true, nil
 }
 
 func checkKey(agentID string, key engine.SessionKey) error {

@@ -75,25 +75,28 @@ func texts(msgs []engine.Message) []string {
 func TestExpired(t *testing.T) {
 	tests := []struct {
 		name         string
-		hour, idle   int
+		hour         *int // nil: the default 04:00
+		idle         int
 		updated, now time.Time
 		wantExpired  bool
 	}{
-		{"same morning after 4", 0, 0, at(10, 5, 0), at(10, 23, 0), false},
-		{"crosses 04:00", 0, 0, at(10, 3, 59), at(10, 4, 0), true},
-		{"late night to before 4", 0, 0, at(10, 23, 0), at(11, 3, 59), false},
-		{"late night to after 4", 0, 0, at(10, 23, 0), at(11, 4, 1), true},
-		{"days later", 0, 0, at(1, 12, 0), at(10, 12, 0), true},
-		{"exactly at boundary", 0, 0, at(10, 4, 0), at(10, 9, 0), false},
-		{"custom hour 6", 6, 0, at(10, 5, 0), at(10, 6, 30), true},
-		{"midnight (24)", 24, 0, at(10, 23, 0), at(11, 0, 1), true},
-		{"daily disabled", -1, 0, at(1, 12, 0), at(10, 12, 0), false},
-		{"idle not yet", -1, 30, at(10, 10, 0), at(10, 10, 29), false},
-		{"idle expired", -1, 30, at(10, 10, 0), at(10, 10, 31), true},
-		{"idle first when both", 0, 30, at(10, 10, 0), at(10, 11, 0), true},
-		{"daily first when both", 0, 600, at(10, 3, 0), at(10, 4, 30), true},
+		{"same morning after 4", nil, 0, at(10, 5, 0), at(10, 23, 0), false},
+		{"crosses 04:00", nil, 0, at(10, 3, 59), at(10, 4, 0), true},
+		{"late night to before 4", nil, 0, at(10, 23, 0), at(11, 3, 59), false},
+		{"late night to after 4", nil, 0, at(10, 23, 0), at(11, 4, 1), true},
+		{"days later", nil, 0, at(1, 12, 0), at(10, 12, 0), true},
+		{"exactly at boundary", nil, 0, at(10, 4, 0), at(10, 9, 0), false},
+		{"custom hour 6", new(6), 0, at(10, 5, 0), at(10, 6, 30), true},
+		{"midnight (0)", new(0), 0, at(10, 23, 0), at(11, 0, 1), true},
+		{"midnight (0) not yet", new(0), 0, at(10, 0, 1), at(10, 23, 59), false},
+		{"midnight (24)", new(24), 0, at(10, 23, 0), at(11, 0, 1), true},
+		{"daily disabled", new(-1), 0, at(1, 12, 0), at(10, 12, 0), false},
+		{"idle not yet", new(-1), 30, at(10, 10, 0), at(10, 10, 29), false},
+		{"idle expired", new(-1), 30, at(10, 10, 0), at(10, 10, 31), true},
+		{"idle first when both", nil, 30, at(10, 10, 0), at(10, 11, 0), true},
+		{"daily first when both", nil, 600, at(10, 3, 0), at(10, 4, 30), true},
 		// The boundary is local: 04:00 UTC+2 is 02:00 UTC.
-		{"zone respected", 0, 0, at(10, 3, 0).UTC(), time.Date(2026, 3, 10, 2, 30, 0, 0, time.UTC), true},
+		{"zone respected", nil, 0, at(10, 3, 0).UTC(), time.Date(2026, 3, 10, 2, 30, 0, 0, time.UTC), true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -521,7 +524,7 @@ func sameJSONLines(t *testing.T, a, b []byte) bool {
 // session.
 func TestConcurrentSessions(t *testing.T) {
 	stores(t, func(t *testing.T, st session.Store) {
-		m := session.NewManager(st, session.Config{DailyResetHour: -1})
+		m := session.NewManager(st, session.Config{DailyResetHour: new(-1)})
 		lanes := session.NewLanes()
 		const sessions, turns = 8, 5
 		var wg sync.WaitGroup
@@ -582,7 +585,7 @@ func BenchmarkBeginTurn1000(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer db.Close()
-	m := session.NewManager(db, session.Config{DailyResetHour: -1})
+	m := session.NewManager(db, session.Config{DailyResetHour: new(-1)})
 	if _, err := m.BeginTurn(agent, key, session.Meta{}, "", engine.UserText("first")); err != nil {
 		b.Fatal(err)
 	}

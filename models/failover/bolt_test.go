@@ -3,6 +3,7 @@ package failover_test
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,5 +93,45 @@ func TestCooldownsSurviveRestart(t *testing.T) {
 	if ok, err := db.GetJSON(bolt.BucketCooldowns, "profile:openai@work", &cd); !ok || err != nil ||
 		cd.BillingStrikes != 2 || !cd.Until.Equal(now.Add(48*time.Hour)) || cd.Reason != engine.ErrBilling {
 		t.Errorf("stored cooldown = %+v, %v, %v", cd, ok, err)
+	}
+}
+
+// TestCooldownUpdateIsOneTransaction: read-modify-writes of one cooldown
+// through the bbolt store never lose each other's failures, as separate
+// get and put transactions could (two chains sharing the state file).
+func TestCooldownUpdateIsOneTransaction(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "state.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st := failover.JSONUpdateStore(
+		func(key string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, key, v) },
+		func(key string, v any) error { return db.PutJSON(bolt.BucketCooldowns, key, v) },
+		func(key string, v any, fn func(bool) (bool, error)) error {
+			return db.Update(bolt.BucketCooldowns, key, v, fn)
+		})
+	u, ok := st.(failover.Updater)
+	if !ok {
+		t.Fatal("JSONUpdateStore is no Updater")
+	}
+	const n = 40
+	now := time.Date(2026, 11, 3, 9, 0, 0, 0, time.UTC)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			err := u.UpdateCooldown("model:openai/gpt-4o-mini", func(c *failover.Cooldown) bool {
+				c.Failures = append(c.Failures, now.Add(time.Duration(i)*time.Second))
+				return true
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	c, _, err := st.Cooldown("model:openai/gpt-4o-mini")
+	if err != nil || len(c.Failures) != n {
+		t.Errorf("%d failures recorded, want %d (%v)", len(c.Failures), n, err)
 	}
 }

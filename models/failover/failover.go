@@ -118,6 +118,14 @@ type Store interface {
 	PutCooldown(key string, c Cooldown) error
 }
 
+// Updater is an optional Store extension: a read-modify-write of one record
+// in one transaction (fn gets the record, zero if missing, and reports
+// whether to store it). Without it a Chain reads and writes separately,
+// which is only safe while one Chain owns the store.
+type Updater interface {
+	UpdateCooldown(key string, fn func(*Cooldown) bool) error
+}
+
 // Defaults of Config's zero fields.
 const (
 	DefaultBillingBackoff    = 24 * time.Hour
@@ -406,6 +414,13 @@ func (c *Chain) cooling(cand Candidate) (Cooldown, error) {
 func (c *Chain) update(key string, fn func(*Cooldown, time.Time) bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if u, ok := c.cfg.Store.(Updater); ok {
+		now := c.cfg.Now()
+		if err := u.UpdateCooldown(key, func(cd *Cooldown) bool { return fn(cd, now) }); err != nil {
+			c.cfg.Logger.Warn("failover: cooldown not saved", "key", key, "err", err)
+		}
+		return
+	}
 	cd, _, err := c.cfg.Store.Cooldown(key)
 	if err != nil {
 		c.cfg.Logger.Warn("failover: cooldown not updated", "key", key, "err", err)

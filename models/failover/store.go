@@ -16,7 +16,10 @@ type MemoryStore struct {
 	m  map[string]Cooldown
 }
 
-var _ Store = (*MemoryStore)(nil)
+var (
+	_ Store   = (*MemoryStore)(nil)
+	_ Updater = (*MemoryStore)(nil)
+)
 
 // NewMemoryStore returns an empty MemoryStore.
 func NewMemoryStore() *MemoryStore { return &MemoryStore{m: map[string]Cooldown{}} }
@@ -39,15 +42,52 @@ func (s *MemoryStore) PutCooldown(key string, c Cooldown) error {
 	return nil
 }
 
+// UpdateCooldown applies fn to a copy of the record at key under the
+// store's lock and stores it when fn reports true.
+func (s *MemoryStore) UpdateCooldown(key string, fn func(*Cooldown) bool) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.m[key]
+	c.Failures = slices.Clone(c.Failures)
+	if fn(&c) {
+		s.m[key] = c
+	}
+	return nil
+}
+
 // JSONStore adapts a store of JSON records (the gateway's bbolt file:
 // bolt.DB.GetJSON and PutJSON on bolt.BucketCooldowns) to Store.
 func JSONStore(get func(key string, v any) (bool, error), put func(key string, v any) error) Store {
 	return jsonStore{get: get, put: put}
 }
 
+// JSONUpdateStore is JSONStore plus a transactional read-modify-write
+// (bolt.DB.Update on bolt.BucketCooldowns): update must decode the record
+// at key into v, call fn and store v when fn reports true, atomically. The
+// result implements Updater, so two gateways' chains (or two chains of one
+// gateway) sharing the file cannot lose each other's failures.
+func JSONUpdateStore(get func(key string, v any) (bool, error), put func(key string, v any) error,
+	update func(key string, v any, fn func(found bool) (bool, error)) error) Store {
+	return jsonUpdateStore{jsonStore{get: get, put: put}, update}
+}
+
 type jsonStore struct {
 	get func(key string, v any) (bool, error)
 	put func(key string, v any) error
+}
+
+type jsonUpdateStore struct {
+	jsonStore
+	update func(key string, v any, fn func(found bool) (bool, error)) error
+}
+
+func (s jsonUpdateStore) UpdateCooldown(key string, fn func(*Cooldown) bool) error {
+	var c Cooldown
+	err := s.update(key, &c, func(bool) (bool, error) { return fn(&c), nil })
+	if err != nil {
+		return fmt.Errorf("cooldown %s: %w", key, err)
+	}
+	return nil
 }
 
 func (s jsonStore) Cooldown(key string) (Cooldown, bool, error) {

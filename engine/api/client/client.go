@@ -46,6 +46,10 @@ var ErrGatewayDown = errors.New("cannot reach the gateway")
 // stream before a done or error event.
 var ErrStreamEnded = errors.New("gateway closed the stream early")
 
+// ErrConnectionLost is wrapped by errors that mean the connection to the
+// gateway broke after it was made (the gateway stopped mid-request).
+var ErrConnectionLost = errors.New("connection to the gateway lost")
+
 // DefaultSocket returns the socket the CLI talks to when none is given:
 // $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else
 // ~/.openclaw/gateway.sock (".openclaw/gateway.sock" when there is no home
@@ -167,7 +171,7 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
 		}
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, fmt.Errorf("%s %s: %w: %w", method, path, ErrConnectionLost, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		defer resp.Body.Close()

@@ -134,7 +134,7 @@ func (s *sseReader) line(max int) ([]byte, error) {
 			// incomplete event, and a cut connection ends the stream too.
 			return nil, io.EOF
 		default:
-			return nil, fmt.Errorf("read the gateway's stream: %w", err)
+			return nil, fmt.Errorf("read the gateway's stream: %w: %w", ErrConnectionLost, err)
 		}
 	}
 }

@@ -10,7 +10,9 @@
 //	                            8-byte big-endian sequence → transcript.Entry
 //	                            "leaf" → id of the last appended entry
 //	                            "ids"/  entry id → sequence (uniqueness, parents)
-//	dedup                       dedup key → 8-byte big-endian Unix ms
+//	dedup                       dedup key → 8-byte big-endian Unix ms, then
+//	                            session.DedupRecord as JSON (which turn the
+//	                            message started, and how it ended)
 //
 // Every Commit is one bbolt read-write transaction (two fsyncs), whatever
 // the number of entries: a transaction per entry costs far more on an SD card
@@ -32,6 +34,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.etcd.io/bbolt"
@@ -45,6 +48,7 @@ import (
 var (
 	_ session.Store            = (*DB)(nil)
 	_ session.TranscriptViewer = (*DB)(nil)
+	_ session.DedupStore       = (*DB)(nil)
 )
 
 // Bucket and key names.
@@ -83,11 +87,20 @@ type DB struct {
 	now       func() time.Time
 
 	cache *cache
+
+	// degraded says why the database is open read-only ("" = writable).
+	degraded string
 }
 
 // Open opens (creating if needed) the state database at path. The parent
 // directory is created 0700 and the file 0600. A database held by another
 // process is an error naming it.
+//
+// An existing database that cannot be opened for writing (a read-only file
+// system or file) is opened read-only instead, so the gateway can still
+// start, answer status and show history; Degraded says why, and every
+// write fails. Opening writes nothing when the buckets exist already, so a
+// full disk does not keep the database from opening either.
 func Open(path string, opts Options) (*DB, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = time.Second
@@ -95,29 +108,80 @@ func Open(path string, opts Options) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state database: %w", err)
 	}
+	degraded := ""
 	bdb, err := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout})
+	if err != nil && !errors.Is(err, bolterrors.ErrTimeout) && readOnlyErr(err) {
+		ro, roErr := bbolt.Open(path, 0o600, &bbolt.Options{Timeout: opts.Timeout, ReadOnly: true})
+		if roErr == nil {
+			bdb, degraded = ro, fmt.Sprintf("the state database %s is read-only (%v): nothing can be recorded; make it writable and restart the gateway", path, err)
+			err = nil
+		}
+	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("state database %s is in use by another process (is another gateway running?)", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open state database %s: %w", path, err)
 	}
-	err = bdb.Update(func(tx *bbolt.Tx) error {
-		for _, name := range [][]byte{bucketSessions, bucketTranscripts, bucketDedup} {
-			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
-				return fmt.Errorf("create bucket %s: %w", name, err)
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := ensureBuckets(bdb); err != nil {
 		bdb.Close()
 		return nil, fmt.Errorf("open state database %s: %w", path, err)
 	}
 	if opts.CacheBytes == 0 {
 		opts.CacheBytes = defaultCacheBytes
 	}
-	return &DB{db: bdb, path: path, now: time.Now, cache: newCache(opts.CacheBytes)}, nil
+	return &DB{db: bdb, path: path, now: time.Now, cache: newCache(opts.CacheBytes), degraded: degraded}, nil
+}
+
+// ensureBuckets creates the store's buckets; it writes only when one is
+// missing (a new file), so opening works on a full disk and read-only.
+func ensureBuckets(bdb *bbolt.DB) error {
+	names := [][]byte{bucketSessions, bucketTranscripts, bucketDedup}
+	missing := false
+	if err := bdb.View(func(tx *bbolt.Tx) error {
+		for _, name := range names {
+			if tx.Bucket(name) == nil {
+				missing = true
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if !missing {
+		return nil
+	}
+	return bdb.Update(func(tx *bbolt.Tx) error {
+		for _, name := range names {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return fmt.Errorf("create bucket %s: %w", name, err)
+			}
+		}
+		return nil
+	})
+}
+
+// readOnlyErr reports whether err means the file may be read but not
+// written.
+func readOnlyErr(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM)
+}
+
+// Degraded says why the database is open read-only; "" when it is
+// writable.
+func (db *DB) Degraded() string { return db.degraded }
+
+// Check runs bbolt's consistency check over the whole file and returns the
+// problems it found (none for a sound file).
+func (db *DB) Check() []error {
+	var errs []error
+	_ = db.db.View(func(tx *bbolt.Tx) error {
+		for err := range tx.Check() {
+			errs = append(errs, err)
+		}
+		return nil
+	})
+	return errs
 }
 
 // Close closes the database.
@@ -218,14 +282,9 @@ func (db *DB) Commit(agentID string, key engine.SessionKey, c session.Commit) (s
 		stored []transcript.Entry
 	)
 	err := db.db.Update(func(tx *bbolt.Tx) error {
-		if c.DedupKey != "" {
-			d := tx.Bucket(bucketDedup)
-			if d.Get([]byte(c.DedupKey)) != nil {
-				return session.ErrDuplicate
-			}
-			if err := d.Put([]byte(c.DedupKey), u64(uint64(now.UnixMilli()))); err != nil {
-				return err
-			}
+		d := tx.Bucket(bucketDedup)
+		if c.DedupKey != "" && d.Get([]byte(c.DedupKey)) != nil {
+			return session.ErrDuplicate
 		}
 		sb, err := tx.Bucket(bucketSessions).CreateBucketIfNotExists([]byte(agentID))
 		if err != nil {
@@ -237,6 +296,7 @@ func (db *DB) Commit(agentID string, key engine.SessionKey, c session.Commit) (s
 				return fmt.Errorf("read session entry: %w", err)
 			}
 		}
+		openDedup := e.OpenTurnDedup // the record that learns c.Outcome
 		if c.Update != nil {
 			if err := c.Update(&e); err != nil {
 				return err
@@ -252,6 +312,20 @@ func (db *DB) Commit(agentID string, key engine.SessionKey, c session.Commit) (s
 		stored, err = appendEntries(tb, c.Entries, false)
 		if err != nil {
 			return err
+		}
+		if c.DedupKey != "" {
+			rec := session.DedupRecord{AgentID: agentID, Key: key, SessionID: e.SessionID}
+			if len(stored) > 0 {
+				rec.EntryID = stored[0].ID
+			}
+			if err := putDedup(d, c.DedupKey, now, rec); err != nil {
+				return err
+			}
+		}
+		if c.Outcome != "" && openDedup != "" {
+			if err := resolveDedup(d, openDedup, c.Outcome, stored); err != nil {
+				return err
+			}
 		}
 		v, err := json.Marshal(e)
 		if err != nil {
@@ -294,7 +368,7 @@ func pruneDedup(b *bbolt.Bucket, now time.Time) error {
 	cutoff := uint64(now.Add(-dedupTTL).UnixMilli())
 	var old [][]byte
 	err := b.ForEach(func(k, v []byte) error {
-		if len(v) == 8 && binary.BigEndian.Uint64(v) < cutoff {
+		if len(v) >= 8 && binary.BigEndian.Uint64(v[:8]) < cutoff {
 			old = append(old, slices.Clone(k))
 		}
 		return nil
@@ -308,6 +382,61 @@ func pruneDedup(b *bbolt.Bucket, now time.Time) error {
 		}
 	}
 	return nil
+}
+
+// putDedup writes the dedup record of key: the time it was seen, then rec.
+func putDedup(d *bbolt.Bucket, key string, seen time.Time, rec session.DedupRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("encode dedup record: %w", err)
+	}
+	return d.Put([]byte(key), append(u64(uint64(seen.UnixMilli())), data...))
+}
+
+// resolveDedup records a turn's outcome in the dedup record of key, naming
+// the last of stored as the answer. A record that is gone (pruned) is left
+// gone: the turn itself is in the transcript either way.
+func resolveDedup(d *bbolt.Bucket, key, outcome string, stored []transcript.Entry) error {
+	v := d.Get([]byte(key))
+	if len(v) < 8 {
+		return nil
+	}
+	seen := time.UnixMilli(int64(binary.BigEndian.Uint64(v[:8])))
+	var rec session.DedupRecord
+	if len(v) > 8 {
+		if err := json.Unmarshal(v[8:], &rec); err != nil {
+			return fmt.Errorf("dedup record %s: %w", key, err)
+		}
+	}
+	rec.Outcome = outcome
+	if n := len(stored); n > 0 {
+		rec.AnswerID = stored[n-1].ID
+	}
+	return putDedup(d, key, seen, rec)
+}
+
+// Dedup returns the dedup record of key (session.DedupStore). A key from
+// before records were kept reports found with an empty record.
+func (db *DB) Dedup(key string) (session.DedupRecord, bool, error) {
+	var (
+		rec   session.DedupRecord
+		found bool
+	)
+	err := db.db.View(func(tx *bbolt.Tx) error {
+		v := tx.Bucket(bucketDedup).Get([]byte(key))
+		if v == nil {
+			return nil
+		}
+		found = true
+		if len(v) > 8 {
+			return json.Unmarshal(v[8:], &rec)
+		}
+		return nil
+	})
+	if err != nil {
+		return session.DedupRecord{}, false, fmt.Errorf("read dedup record %s: %w", key, err)
+	}
+	return rec, found, nil
 }
 
 // openTranscript returns the bucket of sessionID, creating it with a header

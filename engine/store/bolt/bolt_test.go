@@ -354,7 +354,7 @@ func checkStore(t *testing.T, path string, begun, done []string) {
 		}
 	}
 	// The store still takes commits: close interrupted turns, start new ones.
-	m := session.NewManager(db, session.Config{DailyResetHour: -1})
+	m := session.NewManager(db, session.Config{DailyResetHour: new(-1)})
 	open, err := m.Interrupted()
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +384,7 @@ func TestCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := session.NewManager(db, session.Config{DailyResetHour: -1})
+	m := session.NewManager(db, session.Config{DailyResetHour: new(-1)})
 	deadline := time.Now().Add(time.Minute) // never outlive a dead parent for long
 	for i := 0; time.Now().Before(deadline); i++ {
 		id := run + "/" + strconv.Itoa(i)

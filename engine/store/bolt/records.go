@@ -97,6 +97,46 @@ func (db *DB) PutJSON(bucket, key string, v any) error {
 	return nil
 }
 
+// Update reads the record at bucket/key into v, calls fn (found says
+// whether there was one; v is left alone when not) and, when fn reports
+// true, stores v — all in one read-write transaction, so two concurrent
+// read-modify-writes of one record cannot lose an update. An error from fn
+// writes nothing.
+func (db *DB) Update(bucket, key string, v any, fn func(found bool) (bool, error)) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("update %s/%s: %w", bucket, key, err)
+	}
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+		if err != nil {
+			return err
+		}
+		found := false
+		if data := b.Get([]byte(key)); data != nil {
+			found = true
+			if err := json.Unmarshal(data, v); err != nil {
+				return err
+			}
+		}
+		write, err := fn(found)
+		if err != nil || !write {
+			return err
+		}
+		data, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if len(data) > maxRecordValue {
+			return fmt.Errorf("record of %d bytes is larger than %d", len(data), maxRecordValue)
+		}
+		return b.Put([]byte(key), data)
+	})
+	if err != nil {
+		return fmt.Errorf("update %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
+
 // DeleteJSON removes the record at bucket/key; a missing one is no error.
 func (db *DB) DeleteJSON(bucket, key string) error {
 	if err := checkRecord(bucket, key); err != nil {
