@@ -1,18 +1,17 @@
 package gateway
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
@@ -20,11 +19,9 @@ import (
 	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
-// Size limits of request bodies.
-const (
-	maxSendBody   = 1 << 20  // a message
-	maxImportBody = 64 << 20 // a transcript
-)
+// maxSendBody limits the request body of a message (import.go has the
+// transcript's).
+const maxSendBody = 1 << 20
 
 // Handler returns the control API (DESIGN.md §9). Authentication happens
 // below it: the Unix socket only accepts the gateway's own user.
@@ -72,21 +69,6 @@ func (g *Gateway) Status() api.Status {
 	st.Model = g.agents[g.cfg.DefaultAgent].Model
 	if list, err := g.cfg.Sessions.List(""); err == nil {
 		st.Sessions = len(list)
-		// Open turns that no turn of this process runs were cut by a crash
-		// and could not be closed yet.
-		g.mu.Lock()
-		for _, k := range list {
-			if _, running := g.running[k.Key]; k.Entry.OpenTurn != "" && !running {
-				st.InterruptedOpen++
-			}
-		}
-		if st.InterruptedOpen > 0 {
-			st.InterruptedError = g.recoverErr
-		}
-		g.mu.Unlock()
-	}
-	if g.cfg.StateWarning != nil {
-		st.StateWarning = g.cfg.StateWarning()
 	}
 	return st
 }
@@ -127,13 +109,29 @@ func (g *Gateway) serveSend(w http.ResponseWriter, r *http.Request) {
 	emit(api.Event{Type: api.EventDone, Result: res})
 }
 
-func writeEvent(w io.Writer, ev api.Event) error {
+// streamWriteTimeout bounds writing one stream event: a client that stops
+// reading is dropped after it, and the turn goes on without it (its reply
+// is in the transcript either way). A variable so tests can shorten it.
+var streamWriteTimeout = 10 * time.Second
+
+// writeEvent writes and flushes one Server-Sent Event under a fresh write
+// deadline. An error means the client is gone or stuck: stop writing to it.
+func writeEvent(w http.ResponseWriter, ev api.Event) error {
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", ev.Type, err)
 	}
-	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data)
-	return err
+	rc := http.NewResponseController(w)
+	// ErrNotSupported (a test recorder, no connection) leaves writes
+	// unbounded, as before.
+	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+		return fmt.Errorf("write %s event: %w", ev.Type, err)
+	}
+	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+		return fmt.Errorf("flush %s event: %w", ev.Type, err)
+	}
+	return nil
 }
 
 func (g *Gateway) serveSessions(w http.ResponseWriter, r *http.Request) {
@@ -258,27 +256,6 @@ func (g *Gateway) serveExport(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	_, _ = buf.WriteTo(w) // the client went away; nothing to do
-}
-
-func (g *Gateway) serveImport(w http.ResponseWriter, r *http.Request) {
-	ag, key, err := g.keyParam(r)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	body := http.MaxBytesReader(w, r.Body, maxImportBody)
-	release, _, err := g.lanes.Acquire(r.Context(), string(key))
-	if err != nil {
-		api.WriteError(w, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"})
-		return
-	}
-	defer release()
-	e, n, err := g.cfg.Sessions.Import(ag.ID, key, bufio.NewReader(body))
-	if err != nil {
-		api.WriteError(w, asAPIError(badRequest("import: "+err.Error())))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, api.ImportResult{SessionKey: string(key), SessionID: e.SessionID, Entries: n})
 }
 
 func decodeJSON(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
