@@ -68,7 +68,7 @@ Under systemd (Type=notify) READY=1 is sent once the control API listens.`,
 			}
 			return nil
 		},
-	}, &cobra.Command{
+	}, sandboxCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the gateway version",
 		Args:  cobra.NoArgs,

@@ -25,8 +25,9 @@ import (
 // `openclaw-gateway` and `openclaw` as separate processes, so SIGKILL in a
 // script kills a real gateway process.
 func TestMain(m *testing.M) {
-	// The gateway starts local model runners as `<its binary> runner …`.
-	if len(os.Args) > 1 && os.Args[1] == "runner" {
+	// The gateway starts local model runners as `<its binary> runner …`
+	// and every exec child through `<its binary> sandbox …`.
+	if len(os.Args) > 1 && (os.Args[1] == "runner" || os.Args[1] == "sandbox") {
 		os.Exit(execute(os.Args[1:]))
 	}
 	cmds := command.TestscriptCommands()

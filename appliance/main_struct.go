@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-systemd/v22/daemon"
@@ -113,12 +114,14 @@ func (m *Main) Run(ctx context.Context) error {
 	m.DB = db
 
 	ex := cfg.Tools.Exec
+	sb := execSandbox(log, m.StateDir, m.ConfigPath) // warns once when exec runs under policy only
 	execTools := exec.Tools(exec.Config{
 		Ask:             ex.Ask,
 		Security:        ex.Security,
 		SafeBins:        ex.SafeBins,
 		Timeout:         time.Duration(ex.TimeoutSeconds) * time.Second,
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
+		Sandbox:         sb,
 	})
 	defer closeTools(execTools)
 	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
@@ -132,6 +135,7 @@ func (m *Main) Run(ctx context.Context) error {
 			return fmt.Errorf("create workspace of agent %s: %w", a.ID, err)
 		}
 	}
+	checkWorkspaces(log, sb, ags)
 	var loc *time.Location
 	if len(ags) > 0 {
 		loc = ags[0].Location
@@ -184,6 +188,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Tools:        reg,
 		Models:       resolver,
 		Status: func(st *api.Status) {
+			sandboxStatus(sb, st)
 			for _, l := range pool.Loaded() {
 				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: processRSS(l.PID)})
 			}
@@ -220,13 +225,15 @@ func (m *Main) Run(ctx context.Context) error {
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return baseCtx }}
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	var serving atomic.Bool // read by the watchdog's liveness probe
+	serving.Store(true)
+	go func() { served <- srv.Serve(ln); serving.Store(false) }()
 	defer os.Remove(m.Socket)
 
 	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
 		log.Warn("sd_notify READY failed", "err", err)
 	}
-	stopWatchdog := watchdog(log)
+	stopWatchdog := watchdog(log, liveness(&serving, db.Bolt()))
 	defer stopWatchdog()
 
 	defAgent := ags[0]
@@ -265,30 +272,6 @@ func closeTools(ts []tool.Tool) {
 			_ = c.Close() // shutting down; a process that would not die is gone with us
 		}
 	}
-}
-
-// watchdog pings systemd's watchdog at half its interval when one is set.
-func watchdog(log *slog.Logger) (stop func()) {
-	interval, err := daemon.SdWatchdogEnabled(false)
-	if err != nil || interval == 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		t := time.NewTicker(interval / 2)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				if _, err := daemon.SdNotify(false, daemon.SdNotifyWatchdog); err != nil {
-					log.Warn("watchdog ping failed", "err", err)
-				}
-			}
-		}
-	}()
-	return func() { close(done) }
 }
 
 func logLevel(s string) slog.Level {

@@ -1,4 +1,4 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package main
 
@@ -7,5 +7,6 @@ import (
 	"os"
 )
 
-// peerUID trusts the socket's 0600 mode where SO_PEERCRED is missing.
-func peerUID(*net.UnixConn) (int, error) { return os.Getuid(), nil }
+// peerOf trusts the socket's file mode where the OS gives no peer
+// credentials we read (0600, or 0660 with the openclaw group).
+func peerOf(*net.UnixConn) (peer, error) { return peer{uid: os.Getuid()}, nil }

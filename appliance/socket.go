@@ -5,13 +5,17 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/user"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"syscall"
 	"time"
 )
 
-// listenUnix listens on a Unix socket readable only by this user, refusing
-// to steal the socket of a gateway that is still running.
+// listenUnix listens on a Unix socket usable only by this user, root and
+// the openclaw group, refusing to steal the socket of a gateway that is
+// still running.
 func listenUnix(path string) (net.Listener, error) {
 	if len(path) > 100 {
 		return nil, fmt.Errorf("socket path %s is %d bytes long; Unix sockets allow about 100: use --socket with a shorter path", path, len(path))
@@ -37,17 +41,70 @@ func listenUnix(path string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
+	group := restrictSocket(path, lookupServiceGroup)
+	if group == -2 {
 		ln.Close()
-		return nil, fmt.Errorf("restrict socket %s to its owner: %w", path, err)
+		return nil, fmt.Errorf("restrict socket %s to its owner: could not chmod it", path)
 	}
-	return &peerListener{UnixListener: ln.(*net.UnixListener)}, nil
+	return &peerListener{UnixListener: ln.(*net.UnixListener), uid: os.Getuid(), group: group}, nil
 }
 
-// peerListener accepts only connections whose peer runs as this process's
-// user or as root (DESIGN.md §10). File mode 0600 already keeps others out;
-// the check also holds where a directory or ACL is too permissive.
-type peerListener struct{ *net.UnixListener }
+// serviceGroup is the group whose members may use the control socket
+// (DESIGN.md §9: the service user and the openclaw group).
+const serviceGroup = "openclaw"
+
+// lookupServiceGroup returns the gid of the openclaw group, if it exists.
+func lookupServiceGroup() (int, bool) {
+	g, err := user.LookupGroup(serviceGroup)
+	if err != nil {
+		return 0, false
+	}
+	gid, err := strconv.Atoi(g.Gid)
+	return gid, err == nil
+}
+
+// restrictSocket sets the socket's mode right after listen: 0660 with the
+// openclaw group when that group exists and the socket can be given to it,
+// else 0600. It returns the group allowed in (-1: none; -2: chmod failed).
+func restrictSocket(path string, lookup func() (int, bool)) int {
+	if gid, ok := lookup(); ok {
+		if err := os.Chown(path, -1, gid); err == nil {
+			if err := os.Chmod(path, 0o660); err == nil {
+				return gid
+			}
+		}
+		// Not a member of the group (nor root): owner only.
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		return -2
+	}
+	return -1
+}
+
+// peer is who is on the other end of a control-socket connection.
+type peer struct {
+	uid    int
+	groups []int // primary gid first, then the supplementary groups
+}
+
+// allowed says whether p may use the control API (DESIGN.md §10): the
+// gateway's own user, root, or a member of the openclaw group (-1: no such
+// group, nobody gets in that way).
+func allowed(p peer, self, group int) bool {
+	if p.uid == self || p.uid == 0 {
+		return true
+	}
+	return group >= 0 && slices.Contains(p.groups, group)
+}
+
+// peerListener accepts only connections whose peer is allowed. The file
+// mode already keeps others out; the check also holds where a directory or
+// ACL is too permissive, and in the moment between listen and chmod.
+type peerListener struct {
+	*net.UnixListener
+	uid   int // the gateway's
+	group int // the openclaw group's gid, -1 when none
+}
 
 func (l *peerListener) Accept() (net.Conn, error) {
 	for {
@@ -55,8 +112,8 @@ func (l *peerListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		uid, err := peerUID(c)
-		if err != nil || (uid != os.Getuid() && uid != 0) {
+		p, err := peerOf(c)
+		if err != nil || !allowed(p, l.uid, l.group) {
 			c.Close()
 			continue
 		}
