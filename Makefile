@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-short check bench fake-model deps clean
+.PHONY: all build build-pure run test test-short check bench fake-model deps fuzz clean
 
 all: build
 
@@ -62,6 +62,25 @@ check: deps
 ## bench: benchmarks (pipeline overhead, store, parsers); see README "Benchmarks"
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## fuzz: every Fuzz* function in the repo, FUZZTIME each (default 10s), one at a time; stops at the first crasher (not part of `make test`)
+# Functions are found by grep, so fuzzers added anywhere are picked up; a
+# crasher is saved by go test under <pkg>/testdata/fuzz/<FuzzX>/ — fix it and
+# commit that file so it stays a regression test.
+FUZZTIME ?= 10s
+fuzz:
+	@set -e; n=0; start=$$(date +%s); \
+	for f in $$(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=shared '^func Fuzz[A-Za-z0-9_]*\(' . | sort); do \
+	  dir=$$(dirname $$f); \
+	  for fn in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$f); do \
+	    echo "== $$dir $$fn ($(FUZZTIME))"; \
+	    if ! $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; then \
+	      echo "fuzz: $$dir $$fn FAILED after $$n passed; the crasher is in $$dir/testdata/fuzz/$$fn/"; exit 1; \
+	    fi; \
+	    n=$$((n+1)); \
+	  done; \
+	done; \
+	echo "fuzz: all $$n fuzz functions passed, $(FUZZTIME) each, in $$(( $$(date +%s) - start ))s"
 
 ## fake-model: a loopback OpenAI-compatible server that echoes (try the gateway without an API key)
 fake-model:
