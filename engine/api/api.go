@@ -41,6 +41,13 @@ type SendRequest struct {
 	// MessageID, when set, makes the send idempotent: a repeat with the same
 	// id is dropped (dedup key "cli:<id>").
 	MessageID string `json:"messageId,omitempty"`
+	// IdempotencyKey identifies one user message across retries (the CLI
+	// makes a random one per message). A repeat with a known key never
+	// starts a second turn: it attaches to the turn the key started —
+	// streaming what remains while it runs, else answering with its
+	// recorded reply, its error, or the interrupted-turn note (code
+	// "interrupted"). Slash commands ignore it.
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 // EventType names an event of a message stream.
@@ -49,6 +56,7 @@ type EventType string
 // Event types of a message stream, in the order they may appear.
 const (
 	EventQueued     EventType = "queued"      // the turn waits behind another in the session's lane
+	EventAccepted   EventType = "accepted"    // Accepted: the message is committed; it will be answered or marked interrupted
 	EventDelta      EventType = "delta"       // Text: a piece of the visible reply
 	EventThinking   EventType = "thinking"    // Text: a piece of reasoning (only when /reasoning stream)
 	EventToolCall   EventType = "tool_call"   // Tool: the model called a tool
@@ -62,12 +70,26 @@ const (
 // Event is one Server-Sent Event of a message stream. The SSE "event:" field
 // carries Type too, and "data:" this struct as JSON.
 type Event struct {
-	Type     EventType `json:"type"`
+	Type EventType `json:"type"`
+	// Turn and Seq number the events of one idempotent turn's stream (Turn
+	// is random per run of a turn, Seq counts from 1), so a client that
+	// re-attaches after a dropped connection skips what it already showed.
+	// Zero on other events.
+	Turn     string    `json:"turn,omitempty"`
+	Seq      int       `json:"seq,omitempty"`
+	Accepted *Accepted `json:"accepted,omitempty"`
 	Text     string    `json:"text,omitempty"`
 	Tool     *Tool     `json:"tool,omitempty"`
 	Approval *Approval `json:"approval,omitempty"`
 	Error    *Error    `json:"error,omitempty"`
 	Result   *Result   `json:"result,omitempty"`
+}
+
+// Accepted acknowledges a committed inbound message.
+type Accepted struct {
+	SessionKey     string `json:"sessionKey"`
+	SessionID      string `json:"sessionId"`
+	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 }
 
 // Tool describes a tool call or its result in a message stream.
@@ -105,6 +127,9 @@ type Result struct {
 	Command string `json:"command,omitempty"`
 	// Media lists MEDIA: attachments the reply asked to send.
 	Media []string `json:"media,omitempty"`
+	// Replayed is true when the reply was recorded earlier and is sent
+	// again for a retried idempotency key (no new turn ran).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Error is the body of every non-2xx reply and of EventError.
@@ -123,6 +148,10 @@ const (
 	CodeAborted     = "aborted"
 	CodeInternal    = "internal"
 	CodeForbidden   = "forbidden"
+	// CodeInterrupted: the gateway stopped before the turn finished; the
+	// transcript holds a note saying so. Send the message again (with a
+	// new idempotency key) to get an answer.
+	CodeInterrupted = "interrupted"
 )
 
 // Status is the gateway's health and identity (GET /v1/status).
@@ -147,6 +176,15 @@ type Status struct {
 	LastFailoverAt time.Time `json:"lastFailoverAt,omitzero"`
 	// Runners are the local models loaded now (one process each).
 	Runners []Runner `json:"runners,omitempty"`
+	// InterruptedOpen counts turns a crash interrupted that could not be
+	// closed yet (e.g. the disk was full at start-up); InterruptedError
+	// says why. They are closed at the next start or the next message in
+	// their session.
+	InterruptedOpen  int    `json:"interruptedOpen,omitempty"`
+	InterruptedError string `json:"interruptedError,omitempty"`
+	// StateWarning says what is wrong with the state database when the
+	// gateway runs degraded (e.g. read-only: nothing can be recorded).
+	StateWarning string `json:"stateWarning,omitempty"`
 	// Sandbox says how exec children are confined (DESIGN.md §3.7):
 	// "landlock ABI 7", or "off: <why> — exec runs under policy only".
 	// SandboxActive is false when the kernel sandbox is off.

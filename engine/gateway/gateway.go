@@ -8,10 +8,15 @@
 // by hand.
 //
 // Crash safety follows DESIGN.md §4: the inbound message (with its dedup key)
-// is committed before any model is called, every assistant message and tool
-// result is its own transaction, and a turn a crash interrupted is closed at
+// is committed before any model is called and only then acknowledged (the
+// accepted event); every intermediate assistant message (with tool calls)
+// and tool result is its own transaction; the final reply is committed
+// together with the turn's end marker (EndTurn), so a crash can never leave
+// a reply that looks unanswered; and a turn a crash interrupted is closed at
 // the next start with a visible error entry (RecoverInterrupted) rather than
-// silently re-run: re-running could repeat a tool's side effects.
+// silently re-run: re-running could repeat a tool's side effects. A turn
+// that cannot be closed then (full disk) is logged, reported by status and
+// closed later; it never keeps the gateway from starting.
 package gateway
 
 import (
@@ -101,6 +106,9 @@ type Config struct {
 	// Status, if set, adds what only the wiring knows (loaded local
 	// models) to the gateway's status.
 	Status func(*api.Status)
+	// StateWarning, if set, says what is wrong with the state database
+	// (opened read-only …); status reports it.
+	StateWarning func() string
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -123,6 +131,10 @@ type Gateway struct {
 	active       int
 	// closing is set by Shutdown: no new turn starts.
 	closing bool
+	// turnLogs are the running idempotent turns, by dedup key.
+	turnLogs map[string]*turnLog
+	// recoverErr says why interrupted turns were left open at start-up.
+	recoverErr string
 }
 
 // New checks cfg and returns a Gateway.
@@ -153,6 +165,8 @@ func New(cfg Config) (*Gateway, error) {
 		started: cfg.Now(),
 		running: make(map[engine.SessionKey]context.CancelFunc),
 		pending: make(map[string]*pendingApproval),
+
+		turnLogs: make(map[string]*turnLog),
 	}
 	g.host, _ = os.Hostname()
 	for i := range cfg.Agents {
@@ -176,19 +190,55 @@ func New(cfg Config) (*Gateway, error) {
 
 // RecoverInterrupted closes every turn a crash left open with a visible error
 // entry, so the transcript says what happened and nothing is answered twice.
+// It returns how many it closed; an error means some could not be closed
+// (disk full, read-only store): they stay open, status reports them, and
+// they are closed at the next start or before the next turn of their
+// session. The caller must not treat that error as fatal.
 func (g *Gateway) RecoverInterrupted() (int, error) {
 	open, err := g.cfg.Sessions.Interrupted()
 	if err != nil {
+		g.setRecoverErr(fmt.Sprintf("could not look for interrupted turns: %v", err))
 		return 0, fmt.Errorf("find interrupted turns: %w", err)
 	}
+	closed := 0
+	var errs []error
 	for _, k := range open {
-		note := "The gateway stopped before this turn finished, so no complete reply was sent. Please send your message again."
-		if err := g.cfg.Sessions.CloseInterrupted(k.AgentID, k.Key, note); err != nil {
-			return 0, fmt.Errorf("close interrupted turn of %s: %w", k.Key, err)
+		if err := g.cfg.Sessions.CloseInterrupted(k.AgentID, k.Key, InterruptedNote); err != nil {
+			g.log.Error("could not close an interrupted turn; it stays open until the next start or message in its session", "session", k.Key, "err", err)
+			errs = append(errs, fmt.Errorf("close interrupted turn of %s: %w", k.Key, err))
+			continue
 		}
+		closed++
 		g.log.Warn("closed an interrupted turn", "session", k.Key)
 	}
-	return len(open), nil
+	if len(errs) > 0 {
+		g.setRecoverErr(fmt.Sprintf("%d interrupted turn(s) could not be closed: %v", len(errs), errs[0]))
+		return closed, errors.Join(errs...)
+	}
+	g.setRecoverErr("")
+	return closed, nil
+}
+
+func (g *Gateway) setRecoverErr(s string) {
+	g.mu.Lock()
+	g.recoverErr = s
+	g.mu.Unlock()
+}
+
+// closeLeftover closes a turn of key that a crash left open and start-up
+// could not close, before a new turn would hide it (BeginTurn replaces the
+// open-turn marker). The caller holds the session's lane, so no turn of
+// key runs.
+func (g *Gateway) closeLeftover(ag *Agent, key engine.SessionKey) {
+	e, ok, err := g.cfg.Sessions.Get(ag.ID, key)
+	if err != nil || !ok || e.OpenTurn == "" {
+		return
+	}
+	if err := g.cfg.Sessions.CloseInterrupted(ag.ID, key, InterruptedNote); err != nil {
+		g.log.Error("could not close an interrupted turn", "session", key, "err", err)
+		return
+	}
+	g.log.Warn("closed an interrupted turn left from before the last start", "session", key)
 }
 
 // Send handles one message from the CLI channel. emit receives the stream
@@ -215,7 +265,20 @@ func (g *Gateway) Send(ctx context.Context, req api.SendRequest, emit func(api.E
 	if cmd, args, ok := parseCommand(text); ok {
 		return g.command(ctx, ag, key, cmd, args, req, safeEmit)
 	}
+	if req.IdempotencyKey != "" {
+		return g.sendIdempotent(ctx, ag, key, text, req, safeEmit)
+	}
 	return g.turn(ctx, ag, key, text, req.MessageID, safeEmit)
+}
+
+// turn runs one model turn in the session's lane; a non-empty messageID
+// drops a repeat of the same id silently.
+func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, text, messageID string, emit func(api.Event)) (*api.Result, error) {
+	dedup := ""
+	if messageID != "" {
+		dedup = (&engine.Inbound{Channel: "cli", MessageID: messageID}).DedupKey()
+	}
+	return g.runTurn(ctx, ag, key, text, dedup, "", emit)
 }
 
 // target resolves the agent and session key of a request.
@@ -253,8 +316,10 @@ func (g *Gateway) agentIDs() []string {
 	return ids
 }
 
-// turn runs one model turn in the session's lane.
-func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, text, messageID string, emit func(api.Event)) (*api.Result, error) {
+// runTurn runs one model turn in the session's lane. dedup is the inbound
+// message's dedup key ("" = none); idemKey, when set, makes a duplicate
+// answer with the recorded outcome of the turn it started.
+func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey, text, dedup, idemKey string, emit func(api.Event)) (*api.Result, error) {
 	if g.lanes.Busy(string(key)) {
 		emit(api.Event{Type: api.EventQueued, Text: "waiting for the current turn of " + string(key)})
 	}
@@ -285,21 +350,29 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 		g.mu.Unlock()
 	}()
 
+	g.closeLeftover(ag, key)
 	now := g.cfg.Now()
+	messageID := strings.TrimPrefix(dedup, "cli:")
+	if idemKey != "" {
+		messageID = idemKey
+	}
 	in := engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", MessageID: messageID, Text: text, Timestamp: now}
 	user := engine.UserText(prompt.UserMessage(in, prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect, MessageID: messageID, Timestamp: now}))
-	dedup := ""
-	if messageID != "" {
-		dedup = in.DedupKey()
-	}
 	meta := session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}
 	t, err := g.cfg.Sessions.BeginTurn(ag.ID, key, meta, dedup, user)
 	if errors.Is(err, session.ErrDuplicate) {
+		if idemKey != "" {
+			return g.recorded(key, dedup, idemKey, emit)
+		}
 		return &api.Result{SessionKey: string(key), Suppressed: true, Command: "duplicate"}, nil
 	}
 	if err != nil {
 		return nil, g.internal("record the inbound message", err)
 	}
+	// Committed: from here the message is answered or, after a crash,
+	// closed with a note. Only now is it acknowledged.
+	emit(api.Event{Type: api.EventAccepted, Accepted: &api.Accepted{SessionKey: string(key), SessionID: t.SessionID, IdempotencyKey: idemKey}})
+	crashpoint("after-accept")
 	res := &api.Result{SessionKey: string(key), SessionID: t.SessionID}
 
 	ref := ag.Model
@@ -309,6 +382,11 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 	if ref == "" {
 		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp})
 	}
+	// final is the latest text-only assistant message: held back, because
+	// if it is the reply it is committed together with the end of the turn
+	// (one transaction), and if the loop goes on (a continuation) it is
+	// written first.
+	var final *engine.Message
 	onSwitch := func(sw Switch) {
 		text := fmt.Sprintf("%s → %s (%s)", sw.From, sw.To, sw.Reason)
 		if sw.Detail != "" {
@@ -380,6 +458,17 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 					m.Provider, m.Model, _ = strings.Cut(refOnly(a), "/")
 				}
 			}
+			if final != nil {
+				// Something follows it, so it was not the reply.
+				if _, err := g.cfg.Sessions.Append(ag.ID, key, *final); err != nil {
+					return err
+				}
+				final = nil
+			}
+			if m.Role == engine.RoleAssistant && len(m.ToolCalls()) == 0 {
+				final = &m
+				return nil
+			}
 			_, err := g.cfg.Sessions.Append(ag.ID, key, m)
 			return err
 		},
@@ -400,20 +489,31 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 	if err != nil {
 		if errors.Is(err, agent.ErrTurnLimit) && out.Text == "" {
 			out.Text = "I stopped because this turn reached its limit of tool calls. Ask me to continue if needed."
+			if final == nil {
+				// Record the reply the user gets, so a retry gets it too.
+				final = &engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock(out.Text)}, StopReason: engine.StopEnd, Timestamp: time.Now().UnixMilli()}
+			}
 		} else {
 			if engine.KindOf(err) == engine.ErrAborted && turnCtx.Err() == context.DeadlineExceeded {
 				err = &engine.ModelError{Kind: engine.ErrTimeout, Message: fmt.Sprintf("the turn took longer than %s (agents.defaults.timeoutSeconds)", timeout), Err: err}
 			}
-			return nil, g.failTurnAfter(ag, key, res, err, usage, contextTokens, out)
+			return nil, g.failTurnAfter(ag, key, res, err, usage, contextTokens, final)
 		}
 	}
 	reply := delivery.Parse(out.Text)
 	if a := answered(); a != "" {
 		res.Model = refOnly(a)
 	}
-	if err := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, res.Model); err != nil {
+	var closing []engine.Message
+	if final != nil {
+		closing = append(closing, *final)
+	}
+	crashpoint("before-end")
+	// The reply and the end marker: one transaction.
+	if err := g.cfg.Sessions.EndTurn(ag.ID, key, usage, contextTokens, res.Model, closing...); err != nil {
 		return nil, g.internal("finish the turn", err)
 	}
+	crashpoint("after-end")
 	g.mu.Lock()
 	g.lastModel = res.Model
 	g.mu.Unlock()
@@ -478,13 +578,15 @@ func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo,
 
 // failTurn records a turn that failed before the model produced anything.
 func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, res *api.Result, err error) error {
-	return g.failTurnAfter(ag, key, res, err, engine.Usage{}, 0, agent.Result{})
+	return g.failTurnAfter(ag, key, res, err, engine.Usage{}, 0, nil)
 }
 
 // failTurnAfter writes a visible error entry, closes the turn and returns the
-// user-facing error.
+// user-facing error. final is the loop's held-back last assistant message
+// (nil if none): a partial reply the model produced before failing, which
+// then is the error entry, committed with the end of the turn.
 // LastModel is left alone: the model did not answer.
-func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Result, err error, usage engine.Usage, contextTokens int, out agent.Result) error {
+func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Result, err error, usage engine.Usage, contextTokens int, final *engine.Message) error {
 	kind := engine.KindOf(err)
 	msg := userMessage(err)
 	code := api.CodeModelFailed
@@ -492,10 +594,14 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Resul
 		code = api.CodeAborted
 	}
 	var closing []engine.Message
-	// The loop already recorded a partial assistant message when the model
-	// produced text before failing; otherwise record the error itself.
-	last := len(out.Messages) - 1
-	if last < 0 || out.Messages[last].Role != engine.RoleAssistant {
+	// A partial assistant message the model produced before failing carries
+	// the error already; otherwise record the error itself.
+	if final != nil {
+		closing = append(closing, *final)
+		if closing[0].StopReason != engine.StopError && closing[0].StopReason != engine.StopAborted {
+			closing[0].StopReason = engine.StopError
+		}
+	} else {
 		stop := engine.StopError
 		if kind == engine.ErrAborted {
 			stop = engine.StopAborted

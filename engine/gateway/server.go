@@ -69,6 +69,21 @@ func (g *Gateway) Status() api.Status {
 	st.Model = g.agents[g.cfg.DefaultAgent].Model
 	if list, err := g.cfg.Sessions.List(""); err == nil {
 		st.Sessions = len(list)
+		// Open turns that no turn of this process runs were cut by a crash
+		// and could not be closed yet.
+		g.mu.Lock()
+		for _, k := range list {
+			if _, running := g.running[k.Key]; k.Entry.OpenTurn != "" && !running {
+				st.InterruptedOpen++
+			}
+		}
+		if st.InterruptedOpen > 0 {
+			st.InterruptedError = g.recoverErr
+		}
+		g.mu.Unlock()
+	}
+	if g.cfg.StateWarning != nil {
+		st.StateWarning = g.cfg.StateWarning()
 	}
 	return st
 }
