@@ -131,7 +131,9 @@ func TestToolCallIDsUniquePerSession(t *testing.T) {
 	c1 := engine.ToolCall{ID: "call_1", Name: "ls", Arguments: json.RawMessage(`{"path":"x"}`)}
 	c2 := engine.ToolCall{ID: "call_1", Name: "ls", Arguments: json.RawMessage(`{"path":"y"}`)}
 	c3 := engine.ToolCall{ID: "", Name: "ls", Arguments: json.RawMessage(`{"path":"z"}`)}
-	ts := tools{run: func(_ context.Context, c engine.ToolCall) engine.ToolResult { return engine.TextResult(string(c.Arguments)) }}
+	ts := tools{run: func(_ context.Context, c engine.ToolCall) engine.ToolResult {
+		return engine.TextResult(string(c.Arguments))
+	}}
 	m := &scripted{steps: []func(context.Context, *engine.ChatRequest, func(engine.Event)) error{
 		callTools(c1, c2, c3), callTools(c1), say("done", engine.StopEnd)}}
 	res, err := Loop(context.Background(), Config{}, Run{Model: m, History: history, Tools: ts}, Hooks{})
