@@ -213,6 +213,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ln = limitListener(ln, maxConns)
 	mux := http.NewServeMux()
 	modelsAPI := catalog.Handler(registry, catalog.HandlerOptions{})
 	mux.Handle(api.PathModels, modelsAPI)
@@ -222,8 +223,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// resumes from its .part file next time.
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
 	defer cancelRequests()
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return baseCtx }}
+	srv := apiServer(mux, log, baseCtx)
 	served := make(chan error, 1)
 	var serving atomic.Bool // read by the watchdog's liveness probe
 	serving.Store(true)
@@ -258,6 +258,12 @@ func (m *Main) Run(ctx context.Context) error {
 	cancelRequests()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	// Turns first: a turn's stream keeps its connection busy, so the
+	// server alone would wait for the model; cancelled turns close their
+	// transcripts with a visible "stopped" entry.
+	if err := gw.Shutdown(shutdown); err != nil {
+		log.Warn("turns still running at shutdown are left to the next start", "err", err)
+	}
 	if err := srv.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown were cut", "err", err)
 	}
