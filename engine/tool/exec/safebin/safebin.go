@@ -246,8 +246,8 @@ func unquoted(b *strings.Builder, raw string) error {
 		case '\\':
 			if i+1 < len(raw) {
 				i++
-				b.WriteByte(raw[i])
-			}
+			} // a trailing backslash stays, as in bash
+			b.WriteByte(raw[i])
 			continue
 		case '*', '?', '[':
 			return fmt.Errorf("a glob pattern (%c)", c)
