@@ -191,10 +191,6 @@ var fakeRoutes = map[string]func(g *fakeGateway, w http.ResponseWriter, r *http.
 // importSession accepts a transcript whose first line is a session header
 // and counts its entries.
 func (g *fakeGateway) importSession(w http.ResponseWriter, r *http.Request, key string) {
-	if key == "" {
-		fakeJSON(w, 400, api.Error{Code: api.CodeBadRequest, Message: "import needs a key"})
-		return
-	}
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(nil, 1<<20)
 	var n int
@@ -215,7 +211,14 @@ func (g *fakeGateway) importSession(w http.ResponseWriter, r *http.Request, key 
 		}
 		n++
 	}
-	fakeJSON(w, 200, api.ImportResult{SessionKey: key, SessionID: header.ID, Entries: n - 1})
+	res := api.ImportResult{SessionKey: key, SessionID: header.ID, Entries: n - 1}
+	if key == "" { // the real gateway picks this key
+		res.SessionKey, res.KeyChosen = "agent:main:import-"+header.ID[:min(8, len(header.ID))], true
+	}
+	if header.ID == "0f3c9a51-6b7e-4c1a-9d2e-5a8b7c6d5e4f" && key == "agent:main:again" { // a re-import
+		res.RenamedFrom, res.SessionID = header.ID, "7d2e41b0-0000-4000-8000-000000000000"
+	}
+	fakeJSON(w, 200, res)
 }
 
 // stream writes SSE events.

@@ -217,8 +217,14 @@ func (a *app) sessionsImportCmd() *cobra.Command {
 stdin.
 
 The key is --key; without it, the "sessionKey" field of the transcript's
-header line (the first line) if it has one. OpenClaw's own transcripts name
-no key (it lives in its sessions.json), so give --key for those.`,
+header line (the first line) if it has one; else the gateway picks
+agent:<default agent>:import-<first 8 characters of the session id> and the
+key is printed. A session id that is already in the store (importing an
+export back into the same gateway) gets a fresh id, and the output says so.
+
+The file is streamed: its size is not limited by memory, only each line is
+(16 MiB). A broken transcript is refused with its line number and nothing
+is stored.`,
 		Example: `  openclaw sessions import ~/.openclaw/agents/main/sessions/1f9c….jsonl --key agent:main:main
   openclaw sessions export agent:main:main | openclaw sessions import - --key agent:main:copy`,
 		Args: usageArgs(cobra.ExactArgs(1)),
@@ -245,10 +251,7 @@ no key (it lives in its sessions.json), so give --key for those.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			if key == "" {
-				if headerKey == "" {
-					return usagef("--key is required: the header of %s names no session key", name)
-				}
+			if key == "" && headerKey != "" {
 				if err := checkKey("", headerKey); err != nil {
 					return fmt.Errorf("%s: header sessionKey: %w", name, err)
 				}
@@ -262,10 +265,13 @@ no key (it lives in its sessions.json), so give --key for those.`,
 				return writeJSON(a.stdout, res)
 			}
 			fmt.Fprintf(a.stdout, "imported %d entries into %s (session %s)\n", res.Entries, res.SessionKey, shortID(res.SessionID))
+			if res.RenamedFrom != "" {
+				fmt.Fprintf(a.stdout, "session id %s was already in use; the import got %s\n", res.RenamedFrom, res.SessionID)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "session key to import as (default: the header's sessionKey)")
+	cmd.Flags().StringVar(&key, "key", "", "session key to import as (default: the header's sessionKey, else agent:<agent>:import-<id>)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	cmd.RegisterFlagCompletionFunc("key", a.completeSessionKeys)
 	return cmd

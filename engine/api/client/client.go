@@ -281,8 +281,10 @@ func (c *Client) Export(ctx context.Context, key string, w io.Writer) error {
 	return nil
 }
 
-// Import uploads an OpenClaw JSONL transcript from r as the session key.
-// An empty key lets the gateway take it from the transcript's header.
+// Import streams an OpenClaw JSONL transcript from r (never held in
+// memory whole) as the session key. With an empty key the gateway picks
+// agent:<default agent>:import-<first 8 of the session id>; the result
+// names the key, and RenamedFrom says when the session id was taken.
 func (c *Client) Import(ctx context.Context, key string, r io.Reader) (*api.ImportResult, error) {
 	var q url.Values
 	if key != "" {
