@@ -25,9 +25,12 @@ streams back as it is generated. Lines starting with / are sent as they are
 (slash commands: /new, /status, /compact, /model, /stop …). /quit or end of
 input (Ctrl-D) leaves.
 
-When a command needs your approval, chat asks
-  approve exec ` + "`<command>`" + `? [y/N]
-and sends /approve or /deny for you while the turn waits.
+When a command needs your approval, chat shows it — the command, its argv
+and binary, working directory, added environment and whether it runs in the
+background, with control characters escaped — and asks
+  run it? [o]nce / [a]lways / [e]levated (outside the sandbox) / [N]o:
+then sends /approve <id> [always|elevated] or /deny <id> for you while the
+turn waits. Anything but o/once/y/yes, a/always or e/elevated denies.
 
 The prompt "you> " is shown only when stdin is a terminal; chat also reads
 piped input, one message per line.`,
@@ -94,21 +97,21 @@ func (a *app) chat(ctx context.Context, key, agent string) error {
 			if sessionKey == "" {
 				sessionKey = key
 			}
-			fmt.Fprintf(a.stderr, "approve exec `%s`? [y/N] ", ap.Command)
+			printApprovalPrompt(a.stderr, ap)
 			answer, ok := next()
 			if !interactive {
-				fmt.Fprintln(a.stderr, answer) // piped input is not echoed
+				fmt.Fprintln(a.stderr, api.EscapeControl(answer)) // piped input is not echoed
 			}
-			verb := "/deny "
-			if ok && isYes(answer) {
-				verb = "/approve "
+			if !ok {
+				answer = "" // end of input denies
 			}
-			res, err := cl.Send(ctx, api.SendRequest{Text: verb + ap.ID, SessionKey: sessionKey, AgentID: agent}, nil)
+			slash := approvalAnswer(answer, ap.ID)
+			res, err := cl.Send(ctx, api.SendRequest{Text: slash, SessionKey: sessionKey, AgentID: agent}, nil)
 			switch {
 			case err != nil && ctx.Err() != nil:
 				// interrupted: the turn's own error reports it
 			case err != nil:
-				fmt.Fprintf(a.stderr, "openclaw: %s%s: %v\n", verb, ap.ID, err)
+				fmt.Fprintf(a.stderr, "openclaw: %s: %v\n", api.EscapeControl(slash), err)
 			case res.Reply != "":
 				fmt.Fprintln(a.stderr, res.Reply)
 			}
@@ -130,14 +133,6 @@ func (a *app) chat(ctx context.Context, key, agent string) error {
 			key = res.SessionKey
 		}
 	}
-}
-
-func isYes(s string) bool {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "y", "yes":
-		return true
-	}
-	return false
 }
 
 // readLines reads r line by line (any length, without the line ending) into

@@ -261,6 +261,7 @@ func (g *fakeGateway) message(w http.ResponseWriter, r *http.Request, req api.Se
 	}
 
 	if verb, id, ok := strings.Cut(req.Text, " "); ok && (verb == "/approve" || verb == "/deny") {
+		id, _, _ = strings.Cut(id, " ") // "/approve <id> always|elevated"
 		g.answer(id) <- verb == "/approve"
 		word := map[string]string{"/approve": "approved", "/deny": "denied"}[verb]
 		s.send(api.Event{Type: api.EventDone, Result: &api.Result{Reply: word + " " + id, SessionKey: key, Command: verb[1:]}})

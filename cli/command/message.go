@@ -96,20 +96,17 @@ func (a *app) retry(v *turnView) client.Retry {
 	return r
 }
 
-// printApprovalHint tells a non-interactive user how to answer an approval.
+// printApprovalHint tells a non-interactive user what waits for approval
+// (escaped) and how to answer it from another terminal. The control API
+// answers an approval of any session, so key is not needed to answer.
 func (a *app) printApprovalHint(v *turnView, ap *api.Approval, key string) {
-	if ap.SessionKey != "" {
-		key = ap.SessionKey
-	}
 	tail := ""
-	if key != "" {
-		tail = " --session " + shellQuote(key)
-	}
 	if a.socket != "" {
-		tail += " --socket " + shellQuote(a.socket)
+		tail = " --socket " + shellQuote(a.socket)
 	}
-	v.note("exec approval needed: %s\n  approve: openclaw message send %s%s\n  deny:    openclaw message send %s%s",
-		ap.Command, shellQuote("/approve "+ap.ID), tail, shellQuote("/deny "+ap.ID), tail)
+	id := shellQuote(api.EscapeControl(ap.ID))
+	v.note("%s\n  approve: openclaw approvals approve %s%s [--always|--elevated]\n  deny:    openclaw approvals deny %s%s",
+		approvalDetails(ap), id, tail, id, tail)
 }
 
 // turnView shows one turn's event stream: reply text on out, everything

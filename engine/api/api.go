@@ -28,6 +28,11 @@ const (
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
 	PathSessionExport  = "/v1/sessions/export"  // GET ?key= → OpenClaw JSONL (application/x-ndjson)
 	PathSessionImport  = "/v1/sessions/import"  // POST [?key=] body JSONL (streamed) → ImportResult
+	// Exec approvals (DESIGN.md §3.7): the pending ones, and the owner's
+	// answer to one from any terminal; PathApprovals+"/"+id.
+	PathApprovals = "/v1/approvals" // GET → []Approval; POST /v1/approvals/{id} ApprovalDecision → ApprovalResult
+	// The per-agent allowlist of commands approved for good.
+	PathApprovalAllowlist = "/v1/approvals/allowlist" // GET ?agent= → []AllowEntry; POST AllowEntry → AllowEntry; DELETE AllowEntry → AllowRemoved
 )
 
 // SendRequest asks the gateway to run one inbound message through the
@@ -101,13 +106,25 @@ type Tool struct {
 	Preview   string          `json:"preview,omitempty"` // first few hundred characters of the result
 }
 
-// Approval is a pending exec approval. Answer it with the text
-// "/approve <ID>" or "/deny <ID>" on the same session.
+// Approval is a pending exec approval, as the approval event carries it and
+// GET /v1/approvals lists it. Answer it with "/approve <ID> [always|elevated]"
+// or "/deny <ID>" on the same session, or from any terminal with POST
+// /v1/approvals/<ID> (`openclaw approvals approve|deny`).
+//
+// The strings are raw, exactly what would run; whoever shows them to a
+// person must pass them through EscapeControl first.
 type Approval struct {
 	ID         string    `json:"id"`
-	Command    string    `json:"command"`
-	Cwd        string    `json:"cwd,omitempty"`
 	SessionKey string    `json:"sessionKey"`
+	AgentID    string    `json:"agentId,omitempty"`
+	Command    string    `json:"command"`
+	Argv       []string  `json:"argv,omitempty"`     // nil unless one simple command
+	Resolved   string    `json:"resolved,omitempty"` // argv[0]'s absolute path
+	Cwd        string    `json:"cwd,omitempty"`
+	Env        []string  `json:"env,omitempty"` // KEY=VALUE the call adds
+	Background bool      `json:"background,omitempty"`
+	Reason     string    `json:"reason,omitempty"`
+	CreatedAt  time.Time `json:"createdAt,omitzero"`
 	ExpiresAt  time.Time `json:"expiresAt"`
 }
 

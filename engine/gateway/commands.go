@@ -10,7 +10,6 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/session"
-	"github.com/openclaw-edge/edge/engine/tool"
 )
 
 // commands lists the slash commands with their help line.
@@ -19,7 +18,7 @@ var commands = []struct{ name, usage, help string }{
 	{"reset", "/reset [message]", "same as /new"},
 	{"status", "/status", "show the session, model, token counts and gateway state"},
 	{"stop", "/stop", "abort the turn that is running in this session"},
-	{"approve", "/approve <id>", "allow one pending exec request once"},
+	{"approve", "/approve <id> [always|elevated]", "run a pending exec request once; always: also allowlist exactly it; elevated: once, outside the sandbox"},
 	{"deny", "/deny <id>", "refuse a pending exec request"},
 	{"model", "/model [provider/model|default]", "show or set this session's model"},
 	{"think", "/think off|low|medium|high", "set this session's thinking level"},
@@ -74,20 +73,11 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return reply("Stopped the running turn.")
 
 	case "approve", "deny":
-		if args == "" {
-			return nil, badRequest(fmt.Sprintf("usage: /%s <id>", name))
-		}
-		d := tool.DecisionAllowOnce
-		if name == "deny" {
-			d = tool.DecisionDeny
-		}
-		if err := g.decide(key, args, d); err != nil {
+		text, err := g.approveCommand(key, name, args)
+		if err != nil {
 			return nil, err
 		}
-		if name == "deny" {
-			return reply("Denied " + args + ".")
-		}
-		return reply("Approved " + args + " (this one command, once).")
+		return reply(text)
 
 	case "new", "reset":
 		release, _, err := g.lanes.Acquire(ctx, string(key))
@@ -194,65 +184,10 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	if st.LastError != "" {
 		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)
 	}
-	b.WriteString(stateLines(st))
 	if st.Sandbox != "" {
 		fmt.Fprintf(&b, "\nExec sandbox: %s", st.Sandbox)
 	}
+	b.WriteString(stateLines(st))
+	b.WriteString(g.approvalLines(key))
 	return b.String()
-}
-
-// pendingApproval is an exec waiting for /approve or /deny.
-type pendingApproval struct {
-	key      engine.SessionKey
-	decision chan tool.Decision
-}
-
-func (g *Gateway) decide(key engine.SessionKey, id string, d tool.Decision) error {
-	g.mu.Lock()
-	p, ok := g.pending[id]
-	if ok && p.key == key {
-		delete(g.pending, id)
-	}
-	g.mu.Unlock()
-	if !ok || p.key != key {
-		return &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no pending approval %q in session %s (it may have expired)", id, key)}
-	}
-	p.decision <- d
-	return nil
-}
-
-// approver asks the session's owner through the turn's event stream.
-type approver struct {
-	g    *Gateway
-	key  engine.SessionKey
-	emit func(api.Event)
-}
-
-var _ tool.Approver = (*approver)(nil)
-
-func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.Decision, error) {
-	g := a.g
-	id := newID(6)
-	p := &pendingApproval{key: a.key, decision: make(chan tool.Decision, 1)}
-	g.mu.Lock()
-	g.pending[id] = p
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		delete(g.pending, id)
-		g.mu.Unlock()
-	}()
-	timer := time.NewTimer(g.cfg.ApprovalTimeout)
-	defer timer.Stop()
-	a.emit(api.Event{Type: api.EventApproval, Approval: &api.Approval{
-		ID: id, Command: req.Command, Cwd: req.Cwd, SessionKey: string(a.key), ExpiresAt: g.cfg.Now().Add(g.cfg.ApprovalTimeout),
-	}})
-	select {
-	case d := <-p.decision:
-		return d, nil
-	case <-ctx.Done():
-		return tool.DecisionDeny, fmt.Errorf("the turn ended while waiting: %w", ctx.Err())
-	case <-timer.C:
-		return tool.DecisionDeny, fmt.Errorf("no answer within %s", g.cfg.ApprovalTimeout)
-	}
 }

@@ -103,6 +103,9 @@ type Config struct {
 	Socket          string
 	Logger          *slog.Logger
 	Now             func() time.Time
+	// Allowlist is the per-agent exec allowlist the owner manages through
+	// the control API (/v1/approvals/allowlist); nil: no such endpoints.
+	Allowlist Allowlist
 	// Status, if set, adds what only the wiring knows (loaded local
 	// models) to the gateway's status.
 	Status func(*api.Status)
@@ -413,7 +416,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	if t.Entry.ThinkingLevel != "" {
 		thinking = engine.ThinkingLevel(t.Entry.ThinkingLevel)
 	}
-	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, key: key, emit: emit}}
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}}
 	set := tool.NewSet(g.cfg.Tools, ag.Allowed, env, tool.TruncateConfig{ContextWindow: info.ContextWindow})
 	p, err := prompt.Build(g.promptParams(ag, key, info, thinking, set.Specs()))
 	if err != nil {

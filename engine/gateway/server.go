@@ -36,6 +36,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST "+api.PathSessionReset, g.serveReset)
 	mux.HandleFunc("GET "+api.PathSessionExport, g.serveExport)
 	mux.HandleFunc("POST "+api.PathSessionImport, g.serveImport)
+	g.approvalRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})

@@ -1,0 +1,442 @@
+package gateway
+
+// Exec approvals (DESIGN.md §3.7): the table of pending approvals, the
+// approver a turn's tools ask through, the owner's decisions (slash commands
+// in the session, or the control API from any terminal) and the allowlist
+// endpoints.
+//
+// Choices where the spec was silent:
+//   - Only the owner decides, and every decision is explicit: a plain
+//     /approve is allow-once; allow-always and elevated must be named.
+//     Decisions come from the control API (authorized below the handler:
+//     the socket's peer credentials) or from a slash command sent through
+//     it; model output is never parsed as a command, so the model can
+//     neither approve nor elevate.
+//   - A slash command answers only approvals of its own session (a message
+//     in one chat must not approve another chat's command); the control API
+//     answers any.
+//   - An approval that was answered, expired or whose turn ended stays in
+//     the table for a while as a tombstone, so a late answer gets "expired"
+//     or "already answered" rather than a bare "unknown id".
+//   - An answer that races the timeout wins if the owner was told it was
+//     accepted: both sides settle under the gateway's lock.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	osexec "os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/tool"
+)
+
+// Allowlist is the persisted per-agent exec allowlist, as the gateway needs
+// it: the exec tool checks and adds entries itself (exec.Allowlist is the
+// first two methods); the owner lists, adds and removes them through the
+// control API. Entries match exactly (tool.AllowEntry).
+type Allowlist interface {
+	Allowed(agentID string, e tool.AllowEntry) (bool, error)
+	Add(agentID string, e tool.AllowEntry) error
+	List(agentID string) ([]tool.AllowEntry, error)
+	// Remove deletes the entry matching e exactly and returns it; false
+	// when there is none.
+	Remove(agentID string, e tool.AllowEntry) (tool.AllowEntry, bool, error)
+}
+
+// tombstoneTTL is how long an answered or expired approval is remembered.
+const tombstoneTTL = 15 * time.Minute
+
+// pendingApproval is one row of the approvals table: an exec waiting for the
+// owner, or (closed != "") a tombstone of one.
+type pendingApproval struct {
+	id        string
+	key       engine.SessionKey
+	agentID   string
+	req       tool.ApprovalRequest
+	createdAt time.Time
+	expiresAt time.Time
+	decision  chan tool.Decision // buffered: decide never blocks
+
+	closed   string    // why it is no longer pending; "" while it is
+	closedAt time.Time // when closed was set
+}
+
+func (p *pendingApproval) info() api.Approval {
+	return api.Approval{
+		ID: p.id, SessionKey: string(p.key), AgentID: p.agentID,
+		Command: p.req.Command, Argv: p.req.Argv, Resolved: p.req.Resolved, Cwd: p.req.Cwd,
+		Env: p.req.Env, Background: p.req.Background, Reason: p.req.Reason,
+		CreatedAt: p.createdAt, ExpiresAt: p.expiresAt,
+	}
+}
+
+// closeLocked turns p into a tombstone. g.mu is held.
+func (g *Gateway) closeLocked(p *pendingApproval, why string) {
+	p.closed, p.closedAt = why, g.cfg.Now()
+	// Drop old tombstones here, the only place that makes them.
+	for id, q := range g.pending {
+		if q.closed != "" && g.cfg.Now().Sub(q.closedAt) > tombstoneTTL {
+			delete(g.pending, id)
+		}
+	}
+}
+
+// Approvals returns the pending approvals, oldest first.
+func (g *Gateway) Approvals() []api.Approval {
+	now := g.cfg.Now()
+	g.mu.Lock()
+	out := make([]api.Approval, 0, len(g.pending))
+	for _, p := range g.pending {
+		if p.closed == "" && now.Before(p.expiresAt) {
+			out = append(out, p.info())
+		}
+	}
+	g.mu.Unlock()
+	slices.SortFunc(out, func(a, b api.Approval) int {
+		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out
+}
+
+// decide gives the owner's decision d to the approval id. A non-empty key
+// limits it to that session's approvals (slash commands); "" is the control
+// API, which answers any. The error is an *api.Error.
+func (g *Gateway) decide(key engine.SessionKey, id string, d tool.Decision) (api.Approval, error) {
+	if !slices.Contains(api.Decisions, string(d)) {
+		return api.Approval{}, badRequest(fmt.Sprintf("unknown decision %q (want %s)", d, strings.Join(api.Decisions, ", ")))
+	}
+	now := g.cfg.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p, ok := g.pending[id]
+	if !ok || (key != "" && p.key != key) {
+		where := ""
+		if key != "" {
+			where = " in session " + string(key)
+		}
+		return api.Approval{}, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf(
+			"no pending approval %q%s (it may have expired; see `openclaw approvals list`)", api.EscapeControl(id), where)}
+	}
+	if p.closed == "" && !now.Before(p.expiresAt) {
+		g.closeLocked(p, "expired at "+p.expiresAt.Format(time.RFC3339)+" without an answer")
+	}
+	if p.closed != "" {
+		return api.Approval{}, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("approval %s is no longer pending: %s", id, p.closed)}
+	}
+	g.closeLocked(p, "already answered ("+string(d)+")")
+	p.decision <- d // buffered and sent once: never blocks
+	return p.info(), nil
+}
+
+// approver asks the session's owner through the turn's event stream and
+// the approvals table.
+type approver struct {
+	g       *Gateway
+	agentID string
+	key     engine.SessionKey
+	emit    func(api.Event)
+}
+
+var _ tool.Approver = (*approver)(nil)
+
+// Approve registers req, announces it and waits for the owner. A timeout or
+// the end of the turn is a denial with an error saying which.
+func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.Decision, error) {
+	g := a.g
+	agentID := a.agentID
+	if agentID == "" {
+		agentID = a.key.AgentID()
+	}
+	now := g.cfg.Now()
+	wait := g.cfg.ApprovalTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		wait = max(time.Until(dl), 0)
+	}
+	p := &pendingApproval{
+		key: a.key, agentID: agentID, req: req, createdAt: now, expiresAt: now.Add(wait),
+		decision: make(chan tool.Decision, 1),
+	}
+	g.mu.Lock()
+	for {
+		p.id = newID(6)
+		if _, taken := g.pending[p.id]; !taken {
+			break
+		}
+	}
+	g.pending[p.id] = p
+	g.mu.Unlock()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	info := p.info()
+	a.emit(api.Event{Type: api.EventApproval, Approval: &info})
+
+	// settle closes p for why unless the owner's answer got there first, in
+	// which case that answer stands (the owner was told it was taken).
+	settle := func(why string) (tool.Decision, bool) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if p.closed == "" {
+			g.closeLocked(p, why)
+			return tool.DecisionDeny, false
+		}
+		return <-p.decision, true
+	}
+	select {
+	case d := <-p.decision:
+		return d, nil
+	case <-ctx.Done():
+		why := "its turn ended before an answer"
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			why = "expired without an answer"
+		}
+		if d, ok := settle(why); ok {
+			return d, nil
+		}
+		return tool.DecisionDeny, fmt.Errorf("the turn ended while waiting for approval %s: %w", p.id, ctx.Err())
+	case <-timer.C:
+		if d, ok := settle("expired at " + p.expiresAt.Format(time.RFC3339) + " without an answer"); ok {
+			return d, nil
+		}
+		return tool.DecisionDeny, fmt.Errorf("no answer to approval %s within %s", p.id, wait.Round(time.Second))
+	}
+}
+
+// approveCommand handles "/approve <id> [once|always|elevated]" and
+// "/deny <id>" in session key.
+func (g *Gateway) approveCommand(key engine.SessionKey, name, args string) (string, error) {
+	f := strings.Fields(args)
+	usage := "usage: /approve <id> [always|elevated]"
+	if name == "deny" {
+		usage = "usage: /deny <id>"
+	}
+	if len(f) == 0 || len(f) > 2 || (name == "deny" && len(f) != 1) {
+		return "", badRequest(usage)
+	}
+	d := tool.DecisionAllowOnce
+	if name == "deny" {
+		d = tool.DecisionDeny
+	} else if len(f) == 2 {
+		switch strings.ToLower(f[1]) {
+		case "once":
+		case "always":
+			d = tool.DecisionAllowAlways
+		case "elevated":
+			d = tool.DecisionElevated
+		default:
+			return "", badRequest(usage)
+		}
+	}
+	ap, err := g.decide(key, f[0], d)
+	if err != nil {
+		return "", err
+	}
+	return decisionText(ap, d), nil
+}
+
+// decisionText says what a decision does, with the command escaped.
+func decisionText(ap api.Approval, d tool.Decision) string {
+	cmd := "`" + api.EscapeControl(ap.Command) + "`"
+	switch d {
+	case tool.DecisionDeny:
+		return fmt.Sprintf("Denied %s: %s will not run.", ap.ID, cmd)
+	case tool.DecisionAllowAlways:
+		return fmt.Sprintf("Approved %s: %s runs now and is added to agent %s's allowlist (exactly this command; remove it with `openclaw approvals allowlist remove`).", ap.ID, cmd, api.EscapeControl(ap.AgentID))
+	case tool.DecisionElevated:
+		return fmt.Sprintf("Approved %s elevated: %s runs once OUTSIDE the sandbox.", ap.ID, cmd)
+	}
+	return fmt.Sprintf("Approved %s: %s runs once, in the sandbox.", ap.ID, cmd)
+}
+
+// approvalLines lists the session's pending approvals for /status, escaped.
+func (g *Gateway) approvalLines(key engine.SessionKey) string {
+	var b strings.Builder
+	now := g.cfg.Now()
+	for _, ap := range g.Approvals() {
+		if ap.SessionKey != string(key) {
+			continue
+		}
+		fmt.Fprintf(&b, "\nPending approval %s: `%s` (expires in %s; /approve %s [always|elevated] or /deny %s)",
+			ap.ID, api.EscapeControl(ap.Command), ap.ExpiresAt.Sub(now).Round(time.Second), ap.ID, ap.ID)
+	}
+	return b.String()
+}
+
+// Control API handlers.
+
+// approvalRoutes adds the approval endpoints to the control API's mux.
+// "/v1/approvals/allowlist" is more specific than "/v1/approvals/{id}", so
+// the allowlist is never taken for an approval id.
+func (g *Gateway) approvalRoutes(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+api.PathApprovals, g.serveApprovals)
+	mux.HandleFunc("POST "+api.PathApprovals+"/{id}", g.serveDecide)
+	mux.HandleFunc("GET "+api.PathApprovalAllowlist, g.serveAllowlist)
+	mux.HandleFunc("POST "+api.PathApprovalAllowlist, g.serveAllowlistAdd)
+	mux.HandleFunc("DELETE "+api.PathApprovalAllowlist, g.serveAllowlistRemove)
+}
+
+func (g *Gateway) serveApprovals(w http.ResponseWriter, r *http.Request) {
+	api.WriteJSON(w, http.StatusOK, g.Approvals())
+}
+
+func (g *Gateway) serveDecide(w http.ResponseWriter, r *http.Request) {
+	var req api.ApprovalDecision
+	if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	if req.Decision == "" {
+		api.WriteError(w, badRequest(`missing "decision" (one of `+strings.Join(api.Decisions, ", ")+")"))
+		return
+	}
+	ap, err := g.decide("", r.PathValue("id"), tool.Decision(req.Decision))
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	g.log.Info("exec approval decided", "id", ap.ID, "session", ap.SessionKey, "decision", req.Decision)
+	api.WriteJSON(w, http.StatusOK, api.ApprovalResult{Decision: req.Decision, Approval: ap})
+}
+
+// allowAgent resolves the agent of an allowlist request ("" = default).
+func (g *Gateway) allowAgent(id string) (string, error) {
+	if g.cfg.Allowlist == nil {
+		return "", &api.Error{Code: api.CodeNotFound, Message: "this gateway keeps no exec allowlist (it was started without a state database)"}
+	}
+	if id == "" {
+		id = g.cfg.DefaultAgent
+	}
+	if _, ok := g.agents[id]; !ok {
+		return "", &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %q is not configured (agents: %s)", api.EscapeControl(id), strings.Join(g.agentIDs(), ", "))}
+	}
+	return id, nil
+}
+
+func (g *Gateway) serveAllowlist(w http.ResponseWriter, r *http.Request) {
+	agentID, err := g.allowAgent(r.URL.Query().Get("agent"))
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	list, err := g.cfg.Allowlist.List(agentID)
+	if err != nil {
+		api.WriteError(w, asAPIError(g.internal("read the allowlist", err)))
+		return
+	}
+	out := make([]api.AllowEntry, 0, len(list))
+	for _, e := range list {
+		out = append(out, api.AllowEntry{AgentID: agentID, Path: e.Path, Argv: e.Argv, Command: e.Command, AddedAt: e.AddedAt})
+	}
+	api.WriteJSON(w, http.StatusOK, out)
+}
+
+// allowEntry reads and checks the entry of an allowlist POST or DELETE.
+func (g *Gateway) allowEntry(w http.ResponseWriter, r *http.Request) (string, tool.AllowEntry, error) {
+	var in api.AllowEntry
+	if err := decodeJSON(w, r, maxSendBody, &in); err != nil {
+		return "", tool.AllowEntry{}, err
+	}
+	agentID, err := g.allowAgent(in.AgentID)
+	if err != nil {
+		return "", tool.AllowEntry{}, err
+	}
+	switch {
+	case len(in.Argv) == 0 && in.Command == "":
+		return "", tool.AllowEntry{}, badRequest(`give "argv" (one simple command, e.g. ["git","status"]) or "command" (the exact text of any other command)`)
+	case len(in.Argv) > 0 && in.Command != "":
+		return "", tool.AllowEntry{}, badRequest(`give "argv" or "command", not both`)
+	case len(in.Argv) > 0 && in.Argv[0] == "":
+		return "", tool.AllowEntry{}, badRequest("argv[0] is empty")
+	case len(in.Argv) == 0 && in.Path != "":
+		return "", tool.AllowEntry{}, badRequest(`"path" needs the "argv" it belongs to`)
+	case in.Path != "" && !filepath.IsAbs(in.Path):
+		return "", tool.AllowEntry{}, badRequest(fmt.Sprintf("path %q is not absolute", api.EscapeControl(in.Path)))
+	}
+	e := tool.AllowEntry{Path: in.Path, Argv: in.Argv, Command: in.Command, AddedAt: in.AddedAt}
+	if len(e.Argv) > 0 && e.Path == "" {
+		p, err := resolveBin(e.Argv[0], g.agents[agentID].Workspace)
+		if err != nil {
+			return "", tool.AllowEntry{}, badRequest(fmt.Sprintf("cannot resolve %q on the gateway: %v; give its absolute path (\"path\")", api.EscapeControl(e.Argv[0]), err))
+		}
+		e.Path = p
+	}
+	return agentID, e, nil
+}
+
+// resolveBin finds argv0 as the exec tool does on this machine: a bare name
+// through PATH, a relative path from the workspace; then symlinks.
+func resolveBin(argv0, workspace string) (string, error) {
+	p := argv0
+	switch {
+	case filepath.IsAbs(p):
+	case strings.ContainsRune(p, '/'):
+		p = filepath.Join(workspace, p)
+	default:
+		found, err := osexec.LookPath(p)
+		if err != nil {
+			return "", errors.Unwrap(err) // "executable file not found in $PATH"
+		}
+		if p, err = filepath.Abs(found); err != nil {
+			return "", err
+		}
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", errors.New("no such file")
+		}
+		return "", err
+	}
+	return real, nil
+}
+
+func (g *Gateway) serveAllowlistAdd(w http.ResponseWriter, r *http.Request) {
+	agentID, e, err := g.allowEntry(w, r)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	if e.AddedAt.IsZero() {
+		e.AddedAt = g.cfg.Now().UTC()
+	}
+	if err := g.cfg.Allowlist.Add(agentID, e); err != nil {
+		api.WriteError(w, asAPIError(g.internal("add to the allowlist", err)))
+		return
+	}
+	g.log.Info("exec allowlist entry added", "agent", agentID, "path", e.Path, "argv", e.Argv, "command", e.Command)
+	api.WriteJSON(w, http.StatusOK, api.AllowEntry{AgentID: agentID, Path: e.Path, Argv: e.Argv, Command: e.Command, AddedAt: e.AddedAt})
+}
+
+func (g *Gateway) serveAllowlistRemove(w http.ResponseWriter, r *http.Request) {
+	agentID, e, err := g.allowEntry(w, r)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	old, ok, err := g.cfg.Allowlist.Remove(agentID, e)
+	if err != nil {
+		api.WriteError(w, asAPIError(g.internal("remove from the allowlist", err)))
+		return
+	}
+	if !ok {
+		what := api.EscapeArgv(e.Argv) + " (" + api.EscapeControl(e.Path) + ")"
+		if len(e.Argv) == 0 {
+			what = "`" + api.EscapeControl(e.Command) + "`"
+		}
+		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %s's allowlist has no entry %s (see `openclaw approvals allowlist list --agent %s`)", agentID, what, agentID)})
+		return
+	}
+	g.log.Info("exec allowlist entry removed", "agent", agentID, "path", old.Path, "argv", old.Argv, "command", old.Command)
+	api.WriteJSON(w, http.StatusOK, api.AllowRemoved{Removed: api.AllowEntry{AgentID: agentID, Path: old.Path, Argv: old.Argv, Command: old.Command, AddedAt: old.AddedAt}})
+}
