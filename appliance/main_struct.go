@@ -122,6 +122,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Timeout:         time.Duration(ex.TimeoutSeconds) * time.Second,
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
 		Sandbox:         sb,
+		Allowlist:       allowlist{db},
 	})
 	defer closeTools(execTools)
 	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
@@ -198,6 +199,7 @@ func (m *Main) Run(ctx context.Context) error {
 		StateDir:        m.StateDir,
 		Socket:          m.Socket,
 		Logger:          log,
+		Allowlist:       allowlist{db},
 	})
 	if err != nil {
 		return err
