@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-short check bench fake-model deps fuzz clean
+.PHONY: all build build-pure run test test-short check bench fake-model deps fuzz test-load bench-import clean
 
 all: build
 
@@ -85,6 +85,19 @@ fuzz:
 ## fake-model: a loopback OpenAI-compatible server that echoes (try the gateway without an API key)
 fake-model:
 	$(GO) run ./models/openai/openaitest/fakeopenai -addr 127.0.0.1:8089
+
+## test-load: 50 sessions × 20 messages at once through a real pure-Go gateway
+## process with a zero-latency fake model: all answered, per-session order
+## kept, no entry in the wrong session; logs p50/p99 latency, peak RSS and the
+## duration. Not part of `make test`.
+test-load:
+	CGO_ENABLED=0 $(GO) test -tags 'loadtest nollamacpp' -count=1 -timeout 20m -v -run TestLoad ./appliance/
+
+## bench-import: stream a generated 50 MB OpenClaw v3 transcript into a real
+## pure-Go gateway; logs the import time and the gateway's peak RSS (VmHWM),
+## fails over the 150 MB bar (DESIGN.md §11). OPENCLAW_IMPORT_MB=n for another size.
+bench-import:
+	CGO_ENABLED=0 $(GO) test -tags 'importrss nollamacpp' -count=1 -timeout 20m -v -run TestImportRSS ./appliance/
 
 clean:
 	rm -rf $(BIN)
