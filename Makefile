@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-short check bench fake-model deps fuzz test-load bench-import clean
+.PHONY: all build build-pure run test test-crash test-short check bench fake-model deps fuzz test-load bench-import clean
 
 all: build
 
@@ -48,6 +48,17 @@ test: deps
 	$(GO) test -race -tags nollamacpp -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
 
+## test-crash: crash safety with a real gateway process (pure build, crashpoints
+## tag): 200 turns SIGKILLed in every phase (before the model call, mid-stream,
+## mid-tool, just before and after the reply+end commit, at random, during
+## `sessions import`), bbolt Check after every kill, every acknowledged message
+## answered exactly once; plus a gateway killed mid-turn on a full / read-only
+## 4 MiB tmpfs (needs root for `unshare -m` and mount, else skipped) starts and
+## answers status. Not part of `make test`: about 6–12 minutes on a loaded 2-core
+## box (CRASH_TURNS=n for a shorter run).
+test-crash:
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart' ./appliance/
+
 ## test-short: the quick unit tests only
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -66,17 +77,23 @@ bench: deps
 ## fuzz: every Fuzz* function in the repo, FUZZTIME each (default 10s), one at a time; stops at the first crasher (not part of `make test`)
 # Functions are found by grep, so fuzzers added anywhere are picked up; a
 # crasher is saved by go test under <pkg>/testdata/fuzz/<FuzzX>/ — fix it and
-# commit that file so it stays a regression test.
+# commit that file so it stays a regression test. The engine's own "context
+# deadline exceeded" at the end of -fuzztime (no input written: a loaded
+# machine) is retried once rather than reported as a crasher.
 FUZZTIME ?= 10s
 fuzz:
-	@set -e; n=0; start=$$(date +%s); \
+	@set -e; n=0; start=$$(date +%s); log=$$(mktemp); trap 'rm -f $$log' EXIT; \
 	for f in $$(grep -rlE --include='*_test.go' --exclude-dir=.git --exclude-dir=shared '^func Fuzz[A-Za-z0-9_]*\(' . | sort); do \
 	  dir=$$(dirname $$f); \
 	  for fn in $$(sed -nE 's/^func (Fuzz[A-Za-z0-9_]*)\(.*/\1/p' $$f); do \
 	    echo "== $$dir $$fn ($(FUZZTIME))"; \
-	    if ! $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir; then \
-	      echo "fuzz: $$dir $$fn FAILED after $$n passed; the crasher is in $$dir/testdata/fuzz/$$fn/"; exit 1; \
-	    fi; \
+	    for try in 1 2; do \
+	      if $(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$dir >$$log 2>&1; then cat $$log; break; fi; \
+	      cat $$log; \
+	      if [ $$try = 1 ] && ! grep -q 'Failing input written' $$log && grep -q 'context deadline exceeded' $$log; then \
+	        echo "fuzz: $$fn: the fuzzing engine timed out (a loaded machine), no crasher; once more"; continue; fi; \
+	      echo "fuzz: $$dir $$fn FAILED after $$n passed; a crasher, if any, is in $$dir/testdata/fuzz/$$fn/"; exit 1; \
+	    done; \
 	    n=$$((n+1)); \
 	  done; \
 	done; \
