@@ -85,7 +85,8 @@ $OPENCLAW_SEND_RETRIES sets how many retries (default 8; 0 disables).
 // dropped: with the same idempotency key, saying so on stderr.
 func (a *app) retry(v *turnView) client.Retry {
 	r := client.Retry{OnRetry: func(attempt int, err error, wait time.Duration) {
-		v.note("… lost the gateway (%v); retrying in %s (%d)", err, wait.Round(time.Millisecond), attempt)
+		// On stderr only: the reply on stdout goes on where it stopped.
+		fmt.Fprintf(v.err, "… lost the gateway (%v); retrying in %s (%d)\n", err, wait.Round(time.Millisecond), attempt)
 	}}
 	if n, err := strconv.Atoi(os.Getenv("OPENCLAW_SEND_RETRIES")); err == nil {
 		r.Attempts = n

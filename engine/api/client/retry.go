@@ -44,7 +44,8 @@ func Retriable(err error) bool {
 // SendRetry is Send for a user message that must be answered exactly once
 // although connections drop and gateways restart: it gives req an
 // idempotency key when it has none and, on a retriable error, sends it
-// again with the same key after a backoff, at most r.Attempts times. The
+// again with the same key after a backoff, at most r.Attempts times (a
+// gateway that is not running at the first try is reported at once). The
 // gateway attaches a retry to the turn the key started (never a second
 // turn): its remaining events, its recorded reply, or the note that a
 // crash interrupted it (an *api.Error with code "interrupted").
@@ -84,11 +85,20 @@ func (c *Client) SendRetry(ctx context.Context, req api.SendRequest, on func(api
 		}
 	}
 	wait := r.Backoff
+	reached := false // some attempt got through to the gateway
 	for attempt := 0; ; attempt++ {
 		res, err := c.Send(ctx, req, filter)
 		if err == nil || !Retriable(err) || attempt >= r.Attempts {
 			return res, err
 		}
+		// A gateway that was down from the start is reported at once
+		// (nothing was sent; waiting would only delay "start it"); one that
+		// went away mid-message is waited for, as systemd restarts it.
+		down := errors.Is(err, ErrGatewayDown)
+		if down && !reached {
+			return nil, err
+		}
+		reached = reached || !down
 		if r.OnRetry != nil {
 			r.OnRetry(attempt+1, err, wait)
 		}
