@@ -150,7 +150,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if reset.Mode == "none" {
 		idle = 0
 	}
-	sessions := session.NewManager(db, session.Config{DailyResetHour: daily, IdleMinutes: idle, Location: loc})
+	sessions := session.NewManager(db, session.Config{DailyResetHour: &daily, IdleMinutes: idle, Location: loc})
 
 	lr := cfg.LocalRunner()
 	modelsDir := lr.ModelsDir
@@ -176,9 +176,11 @@ func (m *Main) Run(ctx context.Context) error {
 		cfg: cfg, pool: pool, registry: registry, log: log,
 		client:    httpapi.NewClient(),
 		providers: make(map[string]failover.Model),
-		cooldowns: failover.JSONStore(
+		// Read-modify-write of a cooldown is one bbolt transaction.
+		cooldowns: failover.JSONUpdateStore(
 			func(k string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, k, v) },
-			func(k string, v any) error { return db.PutJSON(bolt.BucketCooldowns, k, v) }),
+			func(k string, v any) error { return db.PutJSON(bolt.BucketCooldowns, k, v) },
+			func(k string, v any, fn func(bool) (bool, error)) error { return db.Update(bolt.BucketCooldowns, k, v, fn) }),
 	}
 
 	gw, err := gateway.New(gateway.Config{
@@ -199,14 +201,21 @@ func (m *Main) Run(ctx context.Context) error {
 		StateDir:        m.StateDir,
 		Socket:          m.Socket,
 		Logger:          log,
+		StateWarning:    db.Degraded,
 		Allowlist:       allowlist{db},
 	})
 	if err != nil {
 		return err
 	}
 	m.Gateway = gw
+	if w := db.Degraded(); w != "" {
+		log.Error(w)
+	}
+	// Never fatal: a turn that cannot be closed now (full disk, read-only
+	// store) stays open, status reports it, and the next start or the next
+	// message in its session closes it (DESIGN.md §4).
 	if n, err := gw.RecoverInterrupted(); err != nil {
-		return err
+		log.Error("some interrupted turns could not be closed; the gateway starts anyway", "closed", n, "err", err)
 	} else if n > 0 {
 		log.Warn("closed turns that a crash interrupted", "count", n)
 	}
