@@ -119,8 +119,8 @@ type turnView struct {
 
 	streamed bool            // some reply text was printed
 	printed  strings.Builder // the reply text printed so far
-	partial  bool // out's last line is not finished
-	thinking bool // err's last line is unfinished reasoning text
+	partial  bool            // out's last line is not finished
+	thinking bool            // err's last line is unfinished reasoning text
 }
 
 // event is the Send callback.
