@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -113,8 +114,7 @@ func TestLoad(t *testing.T) {
 				t.Errorf("%s: %s entry without a message number: %s", key, role, raw)
 				continue
 			}
-			var n int
-			fmt.Sscan(sub[1], &n)
+			n, _ := strconv.Atoi(sub[1]) // two digits, by the regexp
 			if role == "user" {
 				users = append(users, n)
 			} else {
