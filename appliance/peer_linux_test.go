@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -178,5 +179,88 @@ func TestRestrictSocketMode(t *testing.T) {
 				t.Errorf("group %d, want %d", st.Gid, tc.gid)
 			}
 		})
+	}
+}
+
+// TestChildRefused: a process the gateway started (an exec child runs as the
+// gateway's uid, and Landlock before ABI 9 cannot stop it connecting) is
+// refused, so an approved command cannot answer its own approvals; a process
+// the gateway did not start, with the same uid, is served.
+func TestChildRefused(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 dials the socket from a child process")
+	}
+	sock := filepath.Join(socketDir(t), "gw.sock")
+	ln, err := listenUnix(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("ok"))
+			c.Close()
+		}
+	}()
+	dial := `import socket,sys
+s=socket.socket(socket.AF_UNIX); s.settimeout(5); s.connect(sys.argv[1])
+try: sys.stdout.write(s.recv(10).decode())
+except OSError: pass`
+	out, err := exec.Command("python3", "-c", dial, sock).Output()
+	if err != nil {
+		t.Fatalf("child dial: %v", err)
+	}
+	if string(out) == "ok" {
+		t.Fatal("a child of the gateway was served")
+	}
+	// The same uid, not started by us: this test process itself.
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if got, _ := io.ReadAll(c); string(got) != "ok" {
+		t.Fatalf("the gateway's own process was refused: %q", got)
+	}
+}
+
+func TestStartedByGateway(t *testing.T) {
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	grand := exec.Command("sh", "-c", "sleep 30 & echo $!; wait")
+	stdout, _ := grand.StdoutPipe()
+	if err := grand.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer grand.Process.Kill()
+	var gpid int
+	if _, err := fmt.Fscan(stdout, &gpid); err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Kill(gpid, syscall.SIGKILL)
+	self := os.Getpid()
+	for _, tc := range []struct {
+		name    string
+		pid     int
+		service bool
+		want    bool
+	}{
+		{"own child", child.Process.Pid, false, true},
+		{"grandchild", gpid, false, true},
+		{"own process", self, false, false},
+		{"parent, outside systemd", os.Getppid(), false, false},
+		{"gone", 1 << 30, false, true},
+	} {
+		if got := startedByGateway(tc.pid, self, tc.service); got != tc.want {
+			t.Errorf("%s: startedByGateway = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

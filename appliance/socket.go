@@ -85,12 +85,20 @@ func restrictSocket(path string, lookup func() (int, bool)) int {
 type peer struct {
 	uid    int
 	groups []int // primary gid first, then the supplementary groups
+	// child: a process the gateway started (an exec child, even one that
+	// left the process tree, in the service's cgroup). It runs as the
+	// gateway's uid, and Landlock before ABI 9 cannot stop it connecting,
+	// so without this an approved command could answer its own approvals.
+	child bool
 }
 
 // allowed says whether p may use the control API (DESIGN.md §10): the
 // gateway's own user, root, or a member of the openclaw group (-1: no such
 // group, nobody gets in that way).
 func allowed(p peer, self, group int) bool {
+	if p.child {
+		return false
+	}
 	if p.uid == self || p.uid == 0 {
 		return true
 	}
