@@ -41,7 +41,7 @@ var version = "dev"
 type Main struct {
 	ConfigPath string // "" → $OPENCLAW_CONFIG_PATH, else <state-dir>/openclaw.json if it exists, else embedded defaults
 	StateDir   string // "" → $OPENCLAW_STATE_DIR, else ~/.openclaw
-	Socket     string // "" → gateway.socket from config, else <state-dir>/gateway.sock
+	Socket     string // "" → gateway.socket from config, else $RUNTIME_DIRECTORY/gateway.sock, else <state-dir>/gateway.sock
 	Stderr     io.Writer
 	// Ready, if set, is called once the API is served (tests wait on it).
 	Ready func(*Main)
@@ -96,8 +96,15 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	m.Config = cfg
 	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	for _, w := range cfg.Warnings() {
+		log.Warn("config: " + w.Error())
+	}
 	if m.Socket == "" {
 		m.Socket = cfg.Gateway.Socket
+	}
+	if rd := os.Getenv("RUNTIME_DIRECTORY"); m.Socket == "" && rd != "" {
+		// systemd's RuntimeDirectory= (several are ':'-separated: the first).
+		m.Socket = filepath.Join(strings.SplitN(rd, ":", 2)[0], "gateway.sock")
 	}
 	if m.Socket == "" {
 		m.Socket = filepath.Join(m.StateDir, "gateway.sock")
@@ -180,7 +187,9 @@ func (m *Main) Run(ctx context.Context) error {
 		cooldowns: failover.JSONUpdateStore(
 			func(k string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, k, v) },
 			func(k string, v any) error { return db.PutJSON(bolt.BucketCooldowns, k, v) },
-			func(k string, v any, fn func(bool) (bool, error)) error { return db.Update(bolt.BucketCooldowns, k, v, fn) }),
+			func(k string, v any, fn func(bool) (bool, error)) error {
+				return db.Update(bolt.BucketCooldowns, k, v, fn)
+			}),
 	}
 
 	gw, err := gateway.New(gateway.Config{
