@@ -15,6 +15,8 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/openclaw-edge/edge/engine/tool/exec/sandbox"
+
 	"github.com/openclaw-edge/edge/cli/command"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/models/llamacpp/runner"
@@ -78,6 +80,10 @@ func TestScripts(t *testing.T) {
 		Condition: func(cond string) (bool, error) {
 			if cond == "llamacpp" {
 				return runner.Available(), nil
+			}
+			if cond == "landlock" {
+				active, _ := sandbox.New(sandbox.Config{Helper: []string{"openclaw-gateway", "sandbox"}}).Status()
+				return active, nil
 			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
