@@ -26,8 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	osexec "os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,6 +34,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/tool/exec"
 )
 
 // Allowlist is the persisted per-agent exec allowlist, as the gateway needs
@@ -374,31 +373,17 @@ func (g *Gateway) allowEntry(w http.ResponseWriter, r *http.Request) (string, to
 	return agentID, e, nil
 }
 
-// resolveBin finds argv0 as the exec tool does on this machine: a bare name
-// through PATH, a relative path from the workspace; then symlinks.
+// resolveBin finds argv0 exactly as the exec tool does (its fixed PATH,
+// not the gateway's; a relative path from the workspace; then symlinks), so
+// an entry added here matches the commands the exec tool checks.
 func resolveBin(argv0, workspace string) (string, error) {
-	p := argv0
-	switch {
-	case filepath.IsAbs(p):
-	case strings.ContainsRune(p, '/'):
-		p = filepath.Join(workspace, p)
-	default:
-		found, err := osexec.LookPath(p)
-		if err != nil {
-			return "", errors.Unwrap(err) // "executable file not found in $PATH"
-		}
-		if p, err = filepath.Abs(found); err != nil {
-			return "", err
-		}
+	if p := exec.LookPath(argv0, workspace); p != "" {
+		return p, nil
 	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return "", errors.New("no such file")
-		}
-		return "", err
+	if strings.ContainsRune(argv0, '/') {
+		return "", errors.New("no such executable file")
 	}
-	return real, nil
+	return "", fmt.Errorf("executable file not found in %s", exec.SafePath)
 }
 
 func (g *Gateway) serveAllowlistAdd(w http.ResponseWriter, r *http.Request) {

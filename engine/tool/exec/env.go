@@ -89,9 +89,11 @@ func buildEnv(workspace, tmp string, extra []string) []string {
 	return append(env, extra...)
 }
 
-// lookPath finds name as the child's PATH would and resolves symlinks;
-// "" when it is not found. A name with a slash is relative to cwd.
-func lookPath(name, cwd string) string {
+// LookPath finds name as an exec child's PATH (SafePath) would and resolves
+// symlinks; "" when it is not found. A name with a slash is relative to
+// cwd. The gateway resolves allowlist entries added from the CLI with it, so
+// they match what the exec tool records.
+func LookPath(name, cwd string) string {
 	if name == "" {
 		return ""
 	}

@@ -279,7 +279,7 @@ func (t *execTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 	}
 	req := tool.ApprovalRequest{Command: command, Argv: check.Argv, Cwd: cwd, Env: envList(a.Env), Background: bool(a.Background)}
 	if check.Argv != nil {
-		req.Resolved = lookPath(check.Argv[0], cwd)
+		req.Resolved = LookPath(check.Argv[0], cwd)
 	}
 	p, reason, ok := t.approve(ctx, env, req, check)
 	if !ok {

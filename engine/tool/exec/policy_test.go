@@ -188,7 +188,7 @@ func TestAllowAlways(t *testing.T) {
 			t.Fatalf("%s: %s", c, text(res))
 		}
 	}
-	touch := lookPath("touch", h.ws)
+	touch := LookPath("touch", h.ws)
 	want := []tool.AllowEntry{{Path: touch, Argv: []string{"touch", "a b"}}, {Command: "touch x && touch y"}}
 	got := al.entries["main"]
 	if len(got) != 2 || got[0].Path != touch || !slices.Equal(got[0].Argv, want[0].Argv) || got[0].Command != "" ||
@@ -237,7 +237,7 @@ func TestApprovalRequest(t *testing.T) {
 	}
 	r := ap.requests[0]
 	if r.Command != "sort --co=sh x" || !slices.Equal(r.Argv, []string{"sort", "--co=sh", "x"}) ||
-		r.Resolved != lookPath("sort", h.ws) || r.Resolved == "" || r.Cwd != h.ws ||
+		r.Resolved != LookPath("sort", h.ws) || r.Resolved == "" || r.Cwd != h.ws ||
 		!slices.Equal(r.Env, []string{"A=1", "B=2"}) || !r.Background || r.Reason == "" {
 		t.Errorf("request %+v", r)
 	}

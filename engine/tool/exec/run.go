@@ -54,7 +54,7 @@ func (s runSpec) cmd(ctx context.Context) (c *osexec.Cmd, cleanup func(), err er
 		// The helper is named by an absolute path (the gateway binary);
 		// a bare name is looked up in the child's PATH, never ours.
 		if path = wrapped[0]; !filepath.IsAbs(path) {
-			if path = lookPath(wrapped[0], s.cwd); path == "" {
+			if path = LookPath(wrapped[0], s.cwd); path == "" {
 				cleanup()
 				return nil, nil, fmt.Errorf("sandbox helper %q not found", wrapped[0])
 			}
