@@ -28,7 +28,7 @@ const (
 
 // ownBuckets are this package's structured buckets; their values are not
 // opaque records and must not be overwritten through PutJSON.
-var ownBuckets = []string{string(bucketSessions), string(bucketTranscripts), string(bucketDedup)}
+var ownBuckets = []string{string(bucketSessions), string(bucketTranscripts), string(bucketDedup), string(bucketAllowlist), string(bucketImports)}
 
 func checkRecord(bucket, key string) error {
 	switch {
