@@ -6,6 +6,7 @@ require (
 	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/knadh/koanf/providers/rawbytes v1.0.0
 	github.com/knadh/koanf/v2 v2.4.1
+	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/nikolalohinski/gonja/v2 v2.9.1
 	github.com/ollama/ollama v0.17.4
 	github.com/rogpeppe/go-internal v1.15.0
@@ -14,6 +15,7 @@ require (
 	github.com/titanous/json5 v1.0.0
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/sys v0.48.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (
@@ -25,8 +27,6 @@ require (
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/knadh/koanf/maps v0.1.2 // indirect
-	github.com/kr/pretty v0.3.1 // indirect
-	github.com/landlock-lsm/go-landlock v0.11.0 // indirect
 	github.com/mailru/easyjson v0.7.7 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/mitchellh/copystructure v1.2.0 // indirect
@@ -46,5 +46,4 @@ require (
 	gopkg.in/check.v1 v1.0.0-20201130134442-10cb98267c6c // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
-	mvdan.cc/sh/v3 v3.14.1 // indirect
 )
