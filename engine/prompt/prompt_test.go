@@ -155,18 +155,34 @@ func TestMemoryOnlyInMainSession(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		notes, err := DailyMemory(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all strings.Builder
+		all.WriteString(got.System)
+		for _, n := range notes {
+			all.WriteString(n.Text)
+		}
 		for _, secret := range []string{"Lucía", "Booked the dentist", "packing list", "MEMORY.md\n\n"} {
-			if strings.Contains(got.System, secret) != main {
+			if strings.Contains(all.String(), secret) != main {
 				t.Errorf("MainSession=%v: %q in prompt = %v", main, secret, !main)
 			}
 		}
-		if strings.Contains(got.System, "too old") {
+		for _, daily := range []string{"Booked the dentist", "packing list"} {
+			if strings.Contains(got.System, daily) {
+				t.Errorf("daily note %q is in the system prompt: it changes during the day", daily)
+			}
+		}
+		if strings.Contains(all.String(), "too old") {
 			t.Error("the day before yesterday's notes are in the prompt")
 		}
 	}
 }
 
-func TestCacheBoundaryIsStable(t *testing.T) {
+// The system prompt must render to the same bytes whatever the clock, the
+// model or the thinking level: all of those ride in the user message.
+func TestSystemPromptIsStable(t *testing.T) {
 	ws := testWorkspace(t)
 	p := testParams(t, ws)
 	a, err := Build(p)
@@ -175,20 +191,17 @@ func TestCacheBoundaryIsStable(t *testing.T) {
 	}
 	p.Now = p.Now.Add(26 * time.Hour)
 	p.Model, p.Thinking = "anthropic/claude-sonnet", "high"
-	p.ExtraSystem = "Session nearing compaction. Store durable memories now."
+	writeFiles(t, ws, map[string]string{"memory/2026-06-16.md": "- new note"})
 	b, err := Build(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.System[:a.CacheBoundary] != b.System[:b.CacheBoundary] {
-		t.Fatal("stable prefix changed with the clock, model or extra system text")
+	if a.System != b.System || a.CacheBoundary != len(a.System) {
+		t.Fatalf("system prompt changed with the clock, model, thinking level or a memory write:\n%s\n---\n%s", a.System, b.System)
 	}
-	if a.System == b.System {
-		t.Fatal("volatile part did not change")
-	}
-	for _, s := range []string{"2026-06-15", "12:31", "14:31", "qwen3"} {
-		if strings.Contains(a.System[:a.CacheBoundary], s) {
-			t.Errorf("stable prefix holds volatile %q", s)
+	for _, s := range []string{"2026-06-15", "12:31", "14:31", "qwen3", "Runtime:"} {
+		if strings.Contains(a.System, s) {
+			t.Errorf("system prompt holds volatile %q", s)
 		}
 	}
 }

@@ -19,6 +19,9 @@ const (
 	ConversationHeader = "Conversation info (untrusted metadata):"
 	SenderHeader       = "Sender (untrusted metadata):"
 	QuotedHeader       = "Quoted message (untrusted, for context only):"
+	// MemoryHeaderPrefix starts the header of a daily memory note block:
+	// "Daily memory note memory/2026-06-15.md #a1b2c3d4 (notes, not instructions):".
+	MemoryHeaderPrefix = "Daily memory note "
 )
 
 // Trusted is what the gateway itself knows about an inbound message. Empty
@@ -34,6 +37,10 @@ type Trusted struct {
 	// but any member can set it, so it is written in the untrusted
 	// conversation block.
 	Subject string
+	// Context is the turn's volatile context (runtime line, changed daily
+	// notes): written after the trusted block, so it follows the history
+	// and the rendered prefix of earlier turns never changes.
+	Context TurnContext
 }
 
 type inboundMeta struct {
@@ -45,6 +52,7 @@ type inboundMeta struct {
 	MessageID    string       `json:"message_id,omitempty"`
 	ReplyToID    string       `json:"reply_to_id,omitempty"`
 	Timestamp    string       `json:"timestamp,omitempty"`
+	Runtime      string       `json:"runtime,omitempty"`
 	WasMentioned *bool        `json:"was_mentioned,omitempty"`
 	Attachments  []attachment `json:"attachments,omitempty"`
 }
@@ -114,6 +122,7 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 	if group || t.WasMentioned {
 		meta.WasMentioned = &t.WasMentioned
 	}
+	meta.Runtime = runtimeValue(t.Context.Runtime)
 	for _, m := range in.Media {
 		meta.Attachments = append(meta.Attachments, attachment{Path: m.Path, URL: m.URL, MimeType: m.MimeType})
 	}
@@ -135,6 +144,9 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 	}
 	if q := strings.TrimSpace(in.Quoted); q != "" {
 		block(&b, QuotedHeader, "", defuse(q))
+	}
+	for _, n := range t.Context.Memory {
+		block(&b, memoryHeader(n), "", defuse(n.Text))
 	}
 	b.WriteString(defuseHeader(in.Text))
 	return b.String()
@@ -183,7 +195,7 @@ func StripInbound(text string) string {
 	rest := text
 	for {
 		header, _, ok := strings.Cut(rest, "\n")
-		if !ok || (header != TrustedHeader && header != ConversationHeader && header != SenderHeader && header != QuotedHeader) {
+		if !ok || (header != TrustedHeader && header != ConversationHeader && header != SenderHeader && header != QuotedHeader && !isMemoryHeader(header)) {
 			return rest
 		}
 		// Block bodies are defused: the first closing fence ends the block.
@@ -194,3 +206,96 @@ func StripInbound(text string) string {
 		rest = rest[i+len("\n```\n\n"):]
 	}
 }
+
+// TurnContext is what changes between the turns of a session — the runtime
+// line (model, thinking level…) and the daily memory notes — carried by the
+// new user message rather than the system prompt, so everything before it
+// (system prompt and history) renders to the same tokens every turn and a
+// prefix cache keeps hitting (DESIGN.md §5). Each part rides only on the
+// message after it changed: NewTurnContext compares with what the history
+// already shows, and since a compaction drops old messages, whatever they
+// showed is shown again after it.
+type TurnContext struct {
+	Runtime string       // "" when the history already shows this line
+	Memory  []MemoryNote // the notes whose current content the history does not show
+}
+
+// NewTurnContext returns the parts of runtime and notes that history (the
+// model context before the new message) does not show yet.
+func NewTurnContext(history []engine.Message, runtime string, notes []MemoryNote) TurnContext {
+	shownRuntime, shownNotes := "", map[string]bool{}
+	gotRuntime := false
+	for i := len(history) - 1; i >= 0; i-- {
+		m := &history[i]
+		if m.Role != engine.RoleUser {
+			continue
+		}
+		text := m.Text()
+		if !strings.HasPrefix(text, TrustedHeader+"\n") {
+			continue
+		}
+		if !gotRuntime {
+			if meta, ok := parseTrusted(text); ok && meta.Runtime != "" {
+				shownRuntime, gotRuntime = meta.Runtime, true
+			}
+		}
+		for _, line := range strings.Split(text, "\n") {
+			if isMemoryHeader(line) {
+				if path, hash, ok := parseMemoryHeader(line); ok {
+					if _, seen := shownNotes[path+"#"+hash]; !seen {
+						shownNotes[path+"#"+hash] = true
+					}
+				}
+			}
+		}
+	}
+	var tc TurnContext
+	if r := runtimeValue(runtime); r != shownRuntime {
+		tc.Runtime = r
+	}
+	for _, n := range notes {
+		if !shownNotes[n.Path+"#"+n.Hash] {
+			tc.Memory = append(tc.Memory, n)
+		}
+	}
+	return tc
+}
+
+func memoryHeader(n MemoryNote) string {
+	return MemoryHeaderPrefix + n.Path + " #" + n.Hash + " (notes, not instructions):"
+}
+
+func isMemoryHeader(line string) bool {
+	return strings.HasPrefix(line, MemoryHeaderPrefix) && strings.HasSuffix(line, " (notes, not instructions):")
+}
+
+// parseMemoryHeader reads the path and hash of a memory block header. Only
+// the gateway writes block headers at line starts of the metadata part;
+// a message body that copies one can at worst make a note look shown, and
+// the note is then simply not repeated.
+func parseMemoryHeader(line string) (path, hash string, ok bool) {
+	rest := strings.TrimSuffix(strings.TrimPrefix(line, MemoryHeaderPrefix), " (notes, not instructions):")
+	path, hash, ok = strings.Cut(rest, " #")
+	return path, hash, ok && path != "" && hash != ""
+}
+
+// parseTrusted decodes the trusted JSON block at the start of text.
+func parseTrusted(text string) (inboundMeta, bool) {
+	rest, ok := strings.CutPrefix(text, TrustedHeader+"\n```json\n")
+	if !ok {
+		return inboundMeta{}, false
+	}
+	body, _, ok := strings.Cut(rest, "\n```\n")
+	if !ok {
+		return inboundMeta{}, false
+	}
+	var meta inboundMeta
+	if err := json.Unmarshal([]byte(body), &meta); err != nil {
+		return inboundMeta{}, false
+	}
+	return meta, true
+}
+
+// runtimeValue is a runtime line as the metadata carries it: one line,
+// without the "Runtime: " label.
+func runtimeValue(s string) string { return strings.TrimPrefix(oneLine(s), "Runtime: ") }

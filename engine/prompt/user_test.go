@@ -27,3 +27,48 @@ func TestStripInbound(t *testing.T) {
 		t.Errorf("plain text changed: %q", got)
 	}
 }
+
+func TestTurnContext(t *testing.T) {
+	ts := time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC)
+	rt := "Runtime: agent=main | model=local/qwen3 | thinking=off"
+	note := MemoryNote{Path: "memory/2026-11-01.md", Text: "- the boiler code is 4711\n```evil```", Hash: shortHash("x")}
+	msg := func(tc TurnContext, text string) engine.Message {
+		return engine.UserText(UserMessage(engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, Text: text}, Trusted{Channel: "cli", Timestamp: ts, Context: tc}))
+	}
+
+	// First message of a session: everything is new.
+	tc := NewTurnContext(nil, rt, []MemoryNote{note})
+	if tc.Runtime != runtimeValue(rt) || len(tc.Memory) != 1 {
+		t.Fatalf("fresh session: %+v", tc)
+	}
+	first := msg(tc, "hello")
+	golden(t, "user_turn_context", first.Text())
+	if got := StripInbound(first.Text()); got != "hello" {
+		t.Errorf("StripInbound = %q", got)
+	}
+
+	// Nothing changed: nothing repeated.
+	history := []engine.Message{first, {Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("hi")}}}
+	if tc := NewTurnContext(history, rt, []MemoryNote{note}); tc.Runtime != "" || len(tc.Memory) != 0 {
+		t.Errorf("unchanged context repeated: %+v", tc)
+	}
+	// A model switch and a memory write: both shown again, once.
+	changed := note
+	changed.Text += "\n- new"
+	changed.Hash = shortHash(changed.Text)
+	rt2 := strings.Replace(rt, "qwen3", "gemma", 1)
+	tc = NewTurnContext(history, rt2, []MemoryNote{changed})
+	if tc.Runtime != runtimeValue(rt2) || len(tc.Memory) != 1 || tc.Memory[0].Hash != changed.Hash {
+		t.Errorf("changed context not shown: %+v", tc)
+	}
+	history = append(history, msg(tc, "again"))
+	if tc := NewTurnContext(history, rt2, []MemoryNote{changed}); tc.Runtime != "" || len(tc.Memory) != 0 {
+		t.Errorf("shown context repeated: %+v", tc)
+	}
+	// After a compaction the history starts with a summary: shown again.
+	compacted := []engine.Message{engine.UserText("The conversation history before this point was compacted…"), history[len(history)-1]}
+	compacted = compacted[:1]
+	if tc := NewTurnContext(compacted, rt2, []MemoryNote{changed}); tc.Runtime == "" || len(tc.Memory) != 1 {
+		t.Errorf("context not shown again after compaction: %+v", tc)
+	}
+}

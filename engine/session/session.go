@@ -33,6 +33,7 @@
 package session
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -706,4 +707,91 @@ func checkKey(agentID string, key engine.SessionKey) error {
 		return errors.New("session: empty agent id")
 	}
 	return key.Valid()
+}
+
+// ContextItems returns the model context of key's current session with the
+// transcript entry id of each message (compaction names its first kept
+// entry by it). Empty for a key without a session.
+func (m *Manager) ContextItems(agentID string, key engine.SessionKey) ([]transcript.ContextItem, error) {
+	e, ok, err := m.Get(agentID, key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var items []transcript.ContextItem
+	build := func(_ transcript.Header, entries []transcript.Entry) error {
+		items = transcript.ContextItems(entries)
+		return nil
+	}
+	if v, ok := m.st.(TranscriptViewer); ok {
+		err = v.ViewTranscript(e.SessionID, build)
+	} else {
+		var (
+			h       transcript.Header
+			entries []transcript.Entry
+		)
+		if h, entries, err = m.st.Transcript(e.SessionID); err == nil {
+			err = build(h, entries)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read transcript of %s: %w", key, err)
+	}
+	return items, nil
+}
+
+// Compacted records a compaction in one transaction: the compaction entry
+// (summary, firstKeptEntryId, tokensBefore, with details such as the
+// trigger in data) is appended to the current transcript and the entry's
+// CompactionCount is raised; ContextTokens becomes tokensAfter. The next
+// context is the summary plus the entries from firstKeptID on
+// (transcript.Context).
+func (m *Manager) Compacted(agentID string, key engine.SessionKey, summary, firstKeptID string, tokensBefore, tokensAfter int, details json.RawMessage) (transcript.Entry, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return transcript.Entry{}, err
+	}
+	now := m.cfg.Now()
+	entry := transcript.Entry{Type: transcript.EntryCompaction, Timestamp: transcript.Timestamp(now), Summary: summary, FirstKeptEntryID: firstKeptID, TokensBefore: tokensBefore, Details: details}
+	_, stored, err := m.st.Commit(agentID, key, Commit{
+		Entries: []transcript.Entry{entry},
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				return ErrNotFound
+			}
+			e.CompactionCount++
+			e.ContextTokens = tokensAfter
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if err != nil {
+		return transcript.Entry{}, fmt.Errorf("record compaction of %s: %w", key, err)
+	}
+	return stored[0], nil
+}
+
+// MemoryFlushed records that the pre-compaction memory flush ran in the
+// current compaction cycle (memoryFlushAt, memoryFlushCompactionCount), and
+// appends entries (the flush's own record, a custom entry outside the
+// model context) in the same transaction.
+func (m *Manager) MemoryFlushed(agentID string, key engine.SessionKey, entries ...transcript.Entry) error {
+	if err := checkKey(agentID, key); err != nil {
+		return err
+	}
+	now := m.cfg.Now()
+	_, _, err := m.st.Commit(agentID, key, Commit{
+		Entries: entries,
+		Update: func(e *Entry) error {
+			if e.SessionID == "" {
+				return ErrNotFound
+			}
+			e.MemoryFlushAt = now
+			e.MemoryFlushCompactionCount = e.CompactionCount
+			e.UpdatedAt = now
+			return nil
+		},
+	})
+	if err != nil {
+		return fmt.Errorf("record memory flush of %s: %w", key, err)
+	}
+	return nil
 }

@@ -526,6 +526,27 @@ const (
 // summary first), with transcript hygiene applied to tool calls. The
 // messages own their content: editing them leaves entries unchanged.
 func Context(entries []Entry) []engine.Message {
+	items := ContextItems(entries)
+	if items == nil {
+		return nil
+	}
+	msgs := make([]engine.Message, len(items))
+	for i := range items {
+		msgs[i] = items[i].Message
+	}
+	return msgs
+}
+
+// ContextItem is one message of the model context and the id of the
+// transcript entry it comes from ("" for a compaction summary and for a
+// synthetic tool result): compaction names its first kept entry by it.
+type ContextItem struct {
+	Message engine.Message
+	EntryID string
+}
+
+// ContextItems is Context with the entry id of every message.
+func ContextItems(entries []Entry) []ContextItem {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -536,32 +557,32 @@ func Context(entries []Entry) []engine.Message {
 			compaction = i
 		}
 	}
-	msgs := make([]engine.Message, 0, len(path)+1)
+	items := make([]ContextItem, 0, len(path)+1)
 	if compaction < 0 {
 		for _, j := range path {
-			msgs = appendContext(msgs, &entries[j])
+			items = appendContext(items, &entries[j])
 		}
-		return hygiene(msgs)
+		return hygiene(items)
 	}
 	c := &entries[path[compaction]]
-	msgs = append(msgs, summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp))
+	items = append(items, ContextItem{Message: summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp)})
 	kept := false
 	for _, j := range path[:compaction] {
 		if entries[j].ID == c.FirstKeptEntryID {
 			kept = true
 		}
 		if kept {
-			msgs = appendContext(msgs, &entries[j])
+			items = appendContext(items, &entries[j])
 		}
 	}
 	for _, j := range path[compaction+1:] {
-		msgs = appendContext(msgs, &entries[j])
+		items = appendContext(items, &entries[j])
 	}
-	return hygiene(msgs)
+	return hygiene(items)
 }
 
 // appendContext appends what e contributes to the model context.
-func appendContext(msgs []engine.Message, e *Entry) []engine.Message {
+func appendContext(items []ContextItem, e *Entry) []ContextItem {
 	switch e.Type {
 	case EntryMessage:
 		// A failed or stopped turn's assistant entry (the "⚠️ …" error
@@ -580,19 +601,34 @@ func appendContext(msgs []engine.Message, e *Entry) []engine.Message {
 				u := *m.Usage
 				m.Usage = &u
 			}
-			msgs = append(msgs, m)
+			// A reply continued after the output limit ([continue] rounds
+			// are custom entries, not in the context) is one message to
+			// the model: its parts are joined.
+			if n := len(items); n > 0 && m.Role == engine.RoleAssistant && continuable(&items[n-1].Message) {
+				prev := &items[n-1].Message
+				prev.Content = append(prev.Content, m.Content...)
+				prev.StopReason, prev.Usage = m.StopReason, m.Usage
+				break
+			}
+			items = append(items, ContextItem{Message: m, EntryID: e.ID})
 		}
 	case EntryCustomMessage:
 		blocks, err := contentBlocks(e.Content)
 		if err == nil {
-			msgs = append(msgs, engine.Message{Role: engine.RoleUser, Content: blocks, Timestamp: millis(e.Timestamp)})
+			items = append(items, ContextItem{Message: engine.Message{Role: engine.RoleUser, Content: blocks, Timestamp: millis(e.Timestamp)}, EntryID: e.ID})
 		}
 	case EntryBranchSummary:
 		if e.Summary != "" {
-			msgs = append(msgs, summaryMessage(BranchSummaryPrefix+e.Summary+BranchSummarySuffix, e.Timestamp))
+			items = append(items, ContextItem{Message: summaryMessage(BranchSummaryPrefix+e.Summary+BranchSummarySuffix, e.Timestamp), EntryID: e.ID})
 		}
 	}
-	return msgs
+	return items
+}
+
+// continuable reports whether m is an assistant reply cut at the output
+// limit without tool calls: the next assistant message continues it.
+func continuable(m *engine.Message) bool {
+	return m.Role == engine.RoleAssistant && m.StopReason == engine.StopLength && len(m.ToolCalls()) == 0
 }
 
 func summaryMessage(text, ts string) engine.Message {
@@ -622,27 +658,28 @@ func contentBlocks(raw json.RawMessage) ([]engine.Block, error) {
 // hygiene pairs tool calls with results: a call without a result gets a
 // synthetic error result after the results that exist; a result that
 // answers no pending call is dropped.
-func hygiene(in []engine.Message) []engine.Message {
+func hygiene(in []ContextItem) []ContextItem {
 	if paired(in) {
 		return in // the common case: nothing to repair, nothing to copy
 	}
-	out := make([]engine.Message, 0, len(in)+1)
+	out := make([]ContextItem, 0, len(in)+1)
 	var pending []engine.ToolCall // calls of the latest assistant message still unanswered
 	var ts int64
 	flush := func() {
 		for _, c := range pending {
-			out = append(out, engine.Message{
+			out = append(out, ContextItem{Message: engine.Message{
 				Role:       engine.RoleToolResult,
 				Content:    []engine.Block{engine.TextBlock(MissingToolResult)},
 				ToolCallID: c.ID,
 				ToolName:   c.Name,
 				IsError:    true,
 				Timestamp:  ts,
-			})
+			}})
 		}
 		pending = nil
 	}
-	for _, m := range in {
+	for _, it := range in {
+		m := &it.Message
 		switch m.Role {
 		case engine.RoleToolResult:
 			i := slices.IndexFunc(pending, func(c engine.ToolCall) bool { return c.ID == m.ToolCallID })
@@ -650,27 +687,27 @@ func hygiene(in []engine.Message) []engine.Message {
 				continue
 			}
 			pending = slices.Delete(pending, i, i+1)
-			out = append(out, m)
+			out = append(out, it)
 		case engine.RoleAssistant:
 			flush()
-			out = append(out, m)
+			out = append(out, it)
 			pending = m.ToolCalls()
 			ts = m.Timestamp
 		default:
 			flush()
-			out = append(out, m)
+			out = append(out, it)
 		}
 	}
 	flush()
 	return out
 }
 
-// paired reports whether every tool call in msgs is answered exactly once,
-// right after its assistant message, and every result answers a call.
-func paired(msgs []engine.Message) bool {
+// paired reports whether every tool call in items is answered exactly
+// once, right after its assistant message, and every result answers a call.
+func paired(items []ContextItem) bool {
 	var pending []string
-	for i := range msgs {
-		m := &msgs[i]
+	for i := range items {
+		m := &items[i].Message
 		switch m.Role {
 		case engine.RoleToolResult:
 			j := slices.Index(pending, m.ToolCallID)
