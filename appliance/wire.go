@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -100,6 +101,15 @@ func (m *models) Resolve(refs []string, onSwitch func(gateway.Switch)) (agent.Mo
 	return c, primary, c.Answered, nil
 }
 
+// localModel is what the wiring asks of a local model beyond streaming:
+// its own token count, its trained window and how /think reaches it
+// (models/llamacpp.Provider).
+type localModel interface {
+	CountTokens(ctx context.Context, req *engine.ChatRequest) (int, error)
+	TrainedContext() int
+	ThinkingMechanism() string
+}
+
 // failingModel is a chain link that cannot serve.
 type failingModel struct{ err error }
 
@@ -129,9 +139,6 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 			}
 		}
 		lr := m.cfg.LocalRunner()
-		if info.ContextWindow == 0 || info.ContextWindow > lr.ContextSize {
-			info.ContextWindow = lr.ContextSize
-		}
 		m.mu.Lock()
 		p, ok := m.providers[path]
 		if !ok {
@@ -139,6 +146,21 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 			m.providers[path] = p
 		}
 		m.mu.Unlock()
+		// The window is the smallest of what the config, the catalog, the
+		// runner's KV cache and the file itself allow (prompt.EffectiveWindow);
+		// each limit names what a user would change.
+		info.Limits = []prompt.Limit{
+			{Tokens: def.ContextWindow, Knob: "the contextWindow of " + info.Ref},
+			{Tokens: lr.ContextSize, Knob: "models.local.contextSize"},
+		}
+		if lm, ok := p.(localModel); ok {
+			info.Limits = append(info.Limits, prompt.Limit{Tokens: lm.TrainedContext(), Knob: "the GGUF's trained context (" + filepath.Base(path) + ")"})
+			info.Count = lm.CountTokens
+			info.Thinking = lm.ThinkingMechanism()
+		}
+		if w, ok := prompt.EffectiveWindow(info.Limits...); ok {
+			info.ContextWindow = w.Tokens
+		}
 		return []failover.Candidate{{Ref: info.Ref, Provider: pid, Model: failover.FilterTools(p, m.providerTools(pid, def.ID)), ModelID: def.ID}}, info, nil
 	}
 	profiles := m.cfg.AuthProfiles(pid)
@@ -258,6 +280,14 @@ func agents(cfg *config.Config, reg *tool.Registry) ([]gateway.Agent, error) {
 			BootstrapMaxChars: ra.BootstrapMaxChars,
 			SkillDirs:         []string{ra.Workspace + "/skills"},
 			Location:          loc,
+			ContextTokens:     ra.ContextTokens,
+			Compaction: gateway.Compaction{
+				ReserveTokens:       ra.Compaction.ReserveTokens,
+				KeepRecentTokens:    ra.Compaction.KeepRecentTokens,
+				ReserveTokensFloor:  ra.Compaction.ReserveTokensFloor,
+				SoftThresholdTokens: ra.Compaction.MemoryFlush.SoftThresholdTokens,
+				FlushEnabled:        ra.Compaction.MemoryFlush.IsEnabled(),
+			},
 		})
 	}
 	return out, nil

@@ -103,7 +103,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 		t.Error("Config.Warnings differs from Check's warnings")
 	}
 	// What we do implement still took effect.
-	if c.Agents.Defaults.Model.Primary != "anthropic/claude-sonnet-4-5" || c.Agents.Defaults.Compaction.ReserveTokensFloor != 20000 {
+	if c.Agents.Defaults.Model.Primary != "anthropic/claude-sonnet-4-5" || (c.Agents.Defaults.Compaction.ReserveTokensFloor == nil || *c.Agents.Defaults.Compaction.ReserveTokensFloor != 20000) {
 		t.Errorf("known keys lost: %+v", c.Agents.Defaults)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "workspace")); !errors.Is(err, os.ErrNotExist) {

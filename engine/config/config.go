@@ -106,17 +106,8 @@ type AgentDefaults struct {
 type Compaction struct {
 	ReserveTokens      int         `json:"reserveTokens"`
 	KeepRecentTokens   int         `json:"keepRecentTokens"`
-	ReserveTokensFloor int         `json:"reserveTokensFloor"` // 0 disables the floor
+	ReserveTokensFloor *int        `json:"reserveTokensFloor"` // nil: the default; 0 disables the floor
 	MemoryFlush        MemoryFlush `json:"memoryFlush"`
-}
-
-// EffectiveReserveTokens is ReserveTokens raised to ReserveTokensFloor
-// unless the floor is 0 (OpenClaw's ensurePiCompactionReserveTokens).
-func (c Compaction) EffectiveReserveTokens() int {
-	if c.ReserveTokensFloor > 0 && c.ReserveTokens < c.ReserveTokensFloor {
-		return c.ReserveTokensFloor
-	}
-	return c.ReserveTokens
 }
 
 // MemoryFlush configures the silent memory-writing turn before compaction.

@@ -31,12 +31,11 @@ func TestDefaults(t *testing.T) {
 		{"timeoutSeconds", d.TimeoutSeconds, 600},
 		{"bootstrapMaxChars", d.BootstrapMaxChars, 20000},
 		{"thinkingDefault", d.ThinkingDefault, "off"},
-		{"compaction.reserveTokens", d.Compaction.ReserveTokens, 16384},
-		{"compaction.keepRecentTokens", d.Compaction.KeepRecentTokens, 20000},
-		{"compaction.reserveTokensFloor", d.Compaction.ReserveTokensFloor, 20000},
-		{"compaction.effective", d.Compaction.EffectiveReserveTokens(), 20000},
+		{"compaction.reserveTokens", d.Compaction.ReserveTokens, 0},
+		{"compaction.keepRecentTokens", d.Compaction.KeepRecentTokens, 0},
+		{"compaction.reserveTokensFloor", d.Compaction.ReserveTokensFloor, (*int)(nil)},
 		{"memoryFlush.enabled", d.Compaction.MemoryFlush.IsEnabled(), true},
-		{"memoryFlush.softThresholdTokens", d.Compaction.MemoryFlush.SoftThresholdTokens, 4000},
+		{"memoryFlush.softThresholdTokens", d.Compaction.MemoryFlush.SoftThresholdTokens, 0},
 		{"agents.list", c.Agents.List, []Agent{{ID: "main", Default: true}}},
 		{"providers", len(c.Models.Providers), 0},
 		{"session.dmScope", c.Session.DMScope, "main"},
@@ -158,9 +157,8 @@ func TestLoadFull(t *testing.T) {
 		{"bootstrapMaxChars", d.BootstrapMaxChars, 15000},
 		{"thinkingDefault", d.ThinkingDefault, "low"},
 		{"maxTokens", d.MaxTokens, 4096},
-		{"compaction", d.Compaction, Compaction{ReserveTokens: 8192, KeepRecentTokens: 10000, ReserveTokensFloor: 0,
+		{"compaction", d.Compaction, Compaction{ReserveTokens: 8192, KeepRecentTokens: 10000, ReserveTokensFloor: new(int),
 			MemoryFlush: MemoryFlush{Enabled: &f, SoftThresholdTokens: 2000}}},
-		{"effectiveReserve", d.Compaction.EffectiveReserveTokens(), 8192},
 		{"agents", c.Agents.List, []Agent{
 			{ID: "main", Name: "Home", Default: true, Skills: []string{"weather"}},
 			{ID: "work", Model: &ModelRef{Primary: "openrouter/meta-llama/llama-3.3-70b-instruct"}, Workspace: "work-ws",
@@ -517,7 +515,7 @@ func TestMergeOverDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Agents.Defaults.Compaction; got.ReserveTokens != 1000 || got.KeepRecentTokens != 20000 || !got.MemoryFlush.IsEnabled() {
+	if got := c.Agents.Defaults.Compaction; got.ReserveTokens != 1000 || got.KeepRecentTokens != 0 || !got.MemoryFlush.IsEnabled() {
 		t.Errorf("compaction = %+v", got)
 	}
 	if !slices.Equal(c.Tools.Exec.SafeBins, []string{"ls"}) || c.Tools.Exec.Ask != "on-miss" {

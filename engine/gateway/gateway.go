@@ -51,6 +51,18 @@ type ModelInfo struct {
 	ContextWindow int
 	MaxTokens     int
 	Local         bool
+	// Limits bound the model's window, each with the setting behind it
+	// (the configured or catalog contextWindow, the GGUF's trained context,
+	// models.local.contextSize); the smallest wins (prompt.EffectiveWindow).
+	// Empty: ContextWindow alone.
+	Limits []prompt.Limit
+	// Count, when set, counts a request's prompt tokens as the model will
+	// see them (a local model: its chat template and tokenizer); nil: an
+	// estimate.
+	Count func(ctx context.Context, req *engine.ChatRequest) (int, error)
+	// Thinking names how /think reaches the model ("enable_thinking",
+	// "no_think", "none" …); "" when the provider takes the level itself.
+	Thinking string
 }
 
 // Switch is one failover from a model to the next in the chain.
@@ -87,6 +99,19 @@ type Agent struct {
 	BootstrapMaxChars int
 	SkillDirs         []string
 	Location          *time.Location
+	// ContextTokens caps the window (agents.defaults.contextTokens); 0: none.
+	ContextTokens int
+	Compaction    Compaction
+}
+
+// Compaction is an agent's compaction and memory-flush configuration
+// (agents.defaults.compaction): 0 (floor: nil) means OpenClaw's default
+// scaled to the model's window (prompt.ScaleCompaction).
+type Compaction struct {
+	ReserveTokens, KeepRecentTokens int
+	ReserveTokensFloor              *int
+	SoftThresholdTokens             int
+	FlushEnabled                    bool
 }
 
 // Config is what New needs.
@@ -138,6 +163,9 @@ type Gateway struct {
 	turnLogs map[string]*turnLog
 	// recoverErr says why interrupted turns were left open at start-up.
 	recoverErr string
+	// levels remembers the degradation level that fits each agent and
+	// model configuration (planTurn).
+	levels map[string]prompt.Level
 }
 
 // New checks cfg and returns a Gateway.
@@ -170,6 +198,7 @@ func New(cfg Config) (*Gateway, error) {
 		pending: make(map[string]*pendingApproval),
 
 		turnLogs: make(map[string]*turnLog),
+		levels:   make(map[string]prompt.Level),
 	}
 	g.host, _ = os.Hostname()
 	for i := range cfg.Agents {
@@ -359,31 +388,33 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	if idemKey != "" {
 		messageID = idemKey
 	}
-	in := engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", MessageID: messageID, Text: text, Timestamp: now}
-	user := engine.UserText(prompt.UserMessage(in, prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect, MessageID: messageID, Timestamp: now}))
-	meta := session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}
-	t, err := g.cfg.Sessions.BeginTurn(ag.ID, key, meta, dedup, user)
-	if errors.Is(err, session.ErrDuplicate) {
-		if idemKey != "" {
-			return g.recorded(key, dedup, idemKey, emit)
-		}
-		return &api.Result{SessionKey: string(key), Suppressed: true, Command: "duplicate"}, nil
-	}
-	if err != nil {
-		return nil, g.internal("record the inbound message", err)
-	}
-	// Committed: from here the message is answered or, after a crash,
-	// closed with a note. Only now is it acknowledged.
-	emit(api.Event{Type: api.EventAccepted, Accepted: &api.Accepted{SessionKey: string(key), SessionID: t.SessionID, IdempotencyKey: idemKey}})
-	crashpoint("after-accept")
-	res := &api.Result{SessionKey: string(key), SessionID: t.SessionID}
 
-	ref := ag.Model
-	if t.Entry.ModelOverride != "" {
-		ref = t.Entry.ModelOverride
+	// What the session is now: its overrides pick the model, and its
+	// context says which volatile parts (runtime line, daily notes) the
+	// new message must carry (prompt.TurnContext).
+	prev, hasPrev, err := g.cfg.Sessions.Get(ag.ID, key)
+	if err != nil {
+		return nil, g.internal("read the session", err)
 	}
-	if ref == "" {
-		return nil, g.failTurn(ag, key, res, &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp})
+	var prior []engine.Message
+	if hasPrev && !g.cfg.Sessions.Expired(prev.UpdatedAt, now) {
+		items, err := g.cfg.Sessions.ContextItems(ag.ID, key)
+		if err != nil {
+			return nil, g.internal("read the session context", err)
+		}
+		for i := range items {
+			prior = append(prior, items[i].Message)
+		}
+	}
+	ref := ag.Model
+	thinking := ag.Thinking
+	if hasPrev {
+		if prev.ModelOverride != "" {
+			ref = prev.ModelOverride
+		}
+		if prev.ThinkingLevel != "" {
+			thinking = engine.ThinkingLevel(prev.ThinkingLevel)
+		}
 	}
 	// final is the latest text-only assistant message: held back, because
 	// if it is the reply it is committed together with the end of the turn
@@ -406,26 +437,72 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		g.mu.Unlock()
 		g.log.Warn("model failover", "session", key, "from", sw.From, "to", sw.To, "reason", sw.Reason, "detail", sw.Detail)
 	}
-	model, info, answered, err := g.cfg.Models.Resolve(append([]string{ref}, ag.Fallbacks...), onSwitch)
+	var (
+		model    agent.Model
+		info     ModelInfo
+		answered func() string
+		modelErr error
+	)
+	if ref == "" {
+		modelErr = &engine.ModelError{Kind: engine.ErrNoModel, Message: NoModelHelp}
+	} else {
+		model, info, answered, modelErr = g.cfg.Models.Resolve(append([]string{ref}, ag.Fallbacks...), onSwitch)
+	}
+	base := g.promptParams(ag, key, info, thinking)
+	tc := prompt.TurnContext{}
+	if modelErr == nil {
+		notes, err := prompt.DailyMemory(base)
+		if err != nil {
+			g.log.Warn("could not read the daily memory notes", "agent", ag.ID, "err", err)
+		}
+		tc = prompt.NewTurnContext(prior, g.runtimeLine(base, info, thinking), notes)
+	}
+
+	in := engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", MessageID: messageID, Text: text, Timestamp: now}
+	user := engine.UserText(prompt.UserMessage(in, prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect, MessageID: messageID, Timestamp: now.In(ag.Location), Context: tc}))
+	meta := session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}
+	t, err := g.cfg.Sessions.BeginTurn(ag.ID, key, meta, dedup, user)
+	if errors.Is(err, session.ErrDuplicate) {
+		if idemKey != "" {
+			return g.recorded(key, dedup, idemKey, emit)
+		}
+		return &api.Result{SessionKey: string(key), Suppressed: true, Command: "duplicate"}, nil
+	}
 	if err != nil {
-		return nil, g.failTurn(ag, key, res, err)
+		return nil, g.internal("record the inbound message", err)
+	}
+	// Committed: from here the message is answered or, after a crash,
+	// closed with a note. Only now is it acknowledged.
+	emit(api.Event{Type: api.EventAccepted, Accepted: &api.Accepted{SessionKey: string(key), SessionID: t.SessionID, IdempotencyKey: idemKey}})
+	crashpoint("after-accept")
+	res := &api.Result{SessionKey: string(key), SessionID: t.SessionID}
+	if modelErr != nil {
+		return nil, g.failTurn(ag, key, res, modelErr)
 	}
 	res.Model = info.Ref
 
-	thinking := ag.Thinking
-	if t.Entry.ThinkingLevel != "" {
-		thinking = engine.ThinkingLevel(t.Entry.ThinkingLevel)
-	}
 	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}}
-	set := tool.NewSet(g.cfg.Tools, ag.Allowed, env, tool.TruncateConfig{ContextWindow: info.ContextWindow})
-	p, err := prompt.Build(g.promptParams(ag, key, info, thinking, set.Specs()))
+	plan, err := g.planTurn(turnCtx, ag, info, base, env, user)
 	if err != nil {
-		return nil, g.failTurn(ag, key, res, fmt.Errorf("build the system prompt: %w", err))
+		return nil, g.failTurn(ag, key, res, err)
 	}
-	maxTokens := ag.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = info.MaxTokens
+	comp := g.compactor(ag, key, model, info, plan)
+	history := t.History
+	// The silent memory flush, then compaction, when the context is
+	// large: both before the model sees the new message.
+	if tokens, err := plan.tokens(turnCtx, info, history); err != nil {
+		return nil, g.failTurn(ag, key, res, err)
+	} else {
+		if comp.flushDue(t.Entry, tokens) {
+			comp.flush(turnCtx, history[:len(history)-1])
+		}
+		if tokens > plan.budget.Input {
+			if history, err = g.compactToFit(turnCtx, comp, plan, info, TriggerBudget); err != nil {
+				return nil, g.failTurn(ag, key, res, err)
+			}
+		}
 	}
+	maxTokens := plan.budget.Output
 
 	filter := delivery.NewStreamFilter()
 	flush := func() {
@@ -434,19 +511,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		}
 		filter = delivery.NewStreamFilter()
 	}
-	out, err := agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, agent.Run{
-		Model:         model,
-		Provider:      info.Provider,
-		ModelID:       info.ID,
-		API:           info.API,
-		System:        p.System,
-		CacheBoundary: p.CacheBoundary,
-		History:       t.History,
-		Tools:         set,
-		MaxTokens:     maxTokens,
-		Thinking:      thinking,
-		SessionID:     t.SessionID,
-	}, agent.Hooks{
+	hooks := agent.Hooks{
 		Event: func(ev engine.Event) {
 			if ev.Type == engine.EventTextDelta {
 				if s := filter.Write(ev.Text); s != "" {
@@ -468,6 +533,14 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 				}
 				final = nil
 			}
+			if m.Role == engine.RoleUser && m.Text() == agent.ContinuePrompt {
+				// A [continue] round is ours, not the user's: a custom
+				// entry, outside any later context (the parts of the reply
+				// are joined when the context is rebuilt).
+				data, _ := json.Marshal(map[string]string{"prompt": agent.ContinuePrompt})
+				_, err := g.cfg.Sessions.AppendEntries(ag.ID, key, transcript.Entry{Type: transcript.EntryCustom, CustomType: ContinueEntryType, Data: data, Timestamp: transcript.Timestamp(g.cfg.Now())})
+				return err
+			}
 			if m.Role == engine.RoleAssistant && len(m.ToolCalls()) == 0 {
 				final = &m
 				return nil
@@ -482,7 +555,38 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		ToolResult: func(c engine.ToolCall, r engine.ToolResult) {
 			emit(api.Event{Type: api.EventToolResult, Tool: &api.Tool{ID: c.ID, Name: c.Name, IsError: r.IsError, Preview: preview(r)}})
 		},
-	})
+	}
+	run := agent.Run{
+		Model:         model,
+		Provider:      info.Provider,
+		ModelID:       info.ID,
+		API:           info.API,
+		System:        plan.prompt.System,
+		CacheBoundary: plan.prompt.CacheBoundary,
+		History:       history,
+		Tools:         plan.set,
+		MaxTokens:     maxTokens,
+		Thinking:      thinking,
+		SessionID:     t.SessionID,
+	}
+	out, err := agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, run, hooks)
+	if err != nil && engine.KindOf(err) == engine.ErrContextOverflow {
+		// The provider says the prompt is too long (our count was off, or
+		// the tools' results grew it): compact and try once more, from
+		// what the transcript holds now.
+		g.log.Warn("context overflow: compacting and retrying", "session", key, "err", err)
+		if final != nil {
+			if _, aerr := g.cfg.Sessions.Append(ag.ID, key, *final); aerr != nil {
+				return nil, g.internal("record a reply", aerr)
+			}
+			final = nil
+		}
+		if run.History, err = g.compactToFit(turnCtx, comp, plan, info, TriggerOverflow); err == nil {
+			first := out
+			out, err = agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, run, hooks)
+			out.Usage.Add(first.Usage)
+		}
+	}
 	if !filter.Silent() {
 		flush()
 	}
@@ -520,6 +624,14 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	g.mu.Lock()
 	g.lastModel = res.Model
 	g.mu.Unlock()
+	if contextTokens > comp.settings.CompactAt(plan.budget.Window.Tokens) {
+		// The turn is answered and committed; compacting now keeps the
+		// next one inside the window. A failure here costs nothing but a
+		// later compaction.
+		if _, _, err := comp.compact(turnCtx, TriggerThreshold, ""); err != nil {
+			g.log.Warn("compaction after the turn failed", "session", key, "err", err)
+		}
+	}
 	res.Suppressed = reply.Silent
 	if !reply.Silent {
 		res.Reply = reply.Text
@@ -544,16 +656,10 @@ const NoModelHelp = "no model is configured. Add a provider and pick a model in 
 	"    agents: { defaults: { model: 'openai/gpt-4o-mini' } } }\n" +
 	"then restart the gateway (check the file with `openclaw config validate`)"
 
-func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo, thinking engine.ThinkingLevel, specs []engine.ToolSpec) prompt.Params {
+func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo, thinking engine.ThinkingLevel) prompt.Params {
 	skills, err := prompt.LoadSkills(ag.SkillDirs...)
 	if err != nil {
 		g.log.Warn("some skills could not be loaded", "agent", ag.ID, "err", err)
-	}
-	memoryTools := false
-	for _, s := range specs {
-		if s.Name == "memory_search" {
-			memoryTools = true
-		}
 	}
 	return prompt.Params{
 		Mode:              ag.PromptMode,
@@ -562,7 +668,6 @@ func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo,
 		Workspace:         ag.Workspace,
 		Now:               g.cfg.Now(),
 		Location:          ag.Location,
-		Tools:             specs,
 		Skills:            skills,
 		SessionKey:        key,
 		Channel:           "cli",
@@ -573,10 +678,58 @@ func (g *Gateway) promptParams(ag *Agent, key engine.SessionKey, info ModelInfo,
 		Host:              g.host,
 		OS:                runtime.GOOS,
 		Arch:              runtime.GOARCH,
-		MemoryTools:       memoryTools,
 		LocalModel:        info.Local,
 		BootstrapMaxChars: ag.BootstrapMaxChars,
 	}
+}
+
+// runtimeLine is the turn's runtime line; for a model that takes /think
+// through its chat template it says how ("thinking=off (enable_thinking)").
+func (g *Gateway) runtimeLine(p prompt.Params, info ModelInfo, thinking engine.ThinkingLevel) string {
+	if info.Thinking != "" && thinking != "" {
+		p.Thinking = string(thinking) + " (" + info.Thinking + ")"
+	}
+	return prompt.RuntimeLine(p)
+}
+
+// compactToFit compacts the session so its context fits the budget's input
+// share, pruning old tool results in memory if the summary and the kept
+// turns are still too big, and returns the new context.
+func (g *Gateway) compactToFit(ctx context.Context, comp *compactor, plan *turnPlan, info ModelInfo, trigger string) ([]engine.Message, error) {
+	if _, _, err := comp.compact(ctx, trigger, ""); err != nil {
+		return nil, err
+	}
+	_, msgs, err := comp.contextMessages()
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := plan.tokens(ctx, info, msgs)
+	if err != nil {
+		return nil, err
+	}
+	if tokens <= plan.budget.Input {
+		return msgs, nil
+	}
+	count := func(ctx context.Context, m []engine.Message) (int, error) { return plan.tokens(ctx, info, m) }
+	pruned, _, err := agent.Prune(ctx, msgs, plan.budget.Input, count)
+	if err != nil {
+		return nil, err
+	}
+	if tokens, err = plan.tokens(ctx, info, pruned); err != nil {
+		return nil, err
+	}
+	if tokens > plan.budget.Input {
+		return nil, &engine.ModelError{Kind: engine.ErrContextOverflow, Provider: info.Provider, Model: info.ID,
+			Message: fmt.Sprintf("the conversation still takes %d tokens after compaction, more than the %d the window leaves (%s)", tokens, plan.budget.Input, windowText(plan.budget.Window))}
+	}
+	return pruned, nil
+}
+
+func windowText(w prompt.Window) string {
+	if w.Knob == "" {
+		return fmt.Sprintf("window %d tokens", w.Tokens)
+	}
+	return fmt.Sprintf("window %d tokens, set by %s", w.Tokens, w.Knob)
 }
 
 // failTurn records a turn that failed before the model produced anything.
@@ -631,6 +784,10 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, res *api.Resul
 // userMessage turns an error into words safe to show a user.
 func userMessage(err error) string {
 	var me *engine.ModelError
+	var oe *prompt.OverflowError
+	if errors.As(err, &oe) {
+		return oe.Error()
+	}
 	if !errors.As(err, &me) {
 		return "the turn failed: " + err.Error()
 	}
@@ -650,7 +807,7 @@ func userMessage(err error) string {
 	case engine.ErrTimeout:
 		return "the model timed out (" + me.Error() + ")"
 	case engine.ErrContextOverflow:
-		return "the conversation is too long for the model (" + me.Error() + "); send /new to start a fresh session"
+		return "the conversation does not fit the model's context window even after compaction (" + me.Error() + ")"
 	}
 	return "the model failed: " + me.Error()
 }

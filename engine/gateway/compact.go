@@ -1,0 +1,300 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/agent"
+	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/transcript"
+)
+
+// Compaction and the memory flush (DESIGN.md §5, OpenClaw's compaction
+// and pre-compaction memory flush), as the gateway runs them around a turn:
+//
+//   - before the model is called, when the context crosses the flush
+//     threshold (window − reserve − softThreshold) and no flush ran in this
+//     compaction cycle: the silent flush turn;
+//   - before the model is called, when the request does not fit the
+//     budget's input share: compaction (trigger "budget");
+//   - when a provider reports a context overflow: compaction and one retry
+//     (trigger "overflow");
+//   - after a successful turn whose context exceeds window − reserve:
+//     compaction (trigger "threshold");
+//   - on /compact [instructions] (trigger "manual").
+//
+// Every compaction is preceded by the flush if the cycle has had none, so
+// the flush runs once before each compaction, and never on every turn (the
+// scaled settings keep the context after a compaction below the flush
+// threshold; prompt.ScaleCompaction).
+
+// Compaction triggers, as recorded in the compaction entry's details.
+const (
+	TriggerBudget    = "budget"
+	TriggerOverflow  = "overflow"
+	TriggerThreshold = "threshold"
+	TriggerManual    = "manual"
+)
+
+// MemoryFlushEntryType is the customType of the transcript entry that
+// records a memory flush (outside the model context).
+const MemoryFlushEntryType = "openclaw.memory_flush"
+
+// ContinueEntryType is the customType of a "[continue]" round: the request
+// that asked the model to go on after its output limit. It is a custom
+// entry, not a user turn, so it never enters a later context.
+const ContinueEntryType = "openclaw.continue"
+
+// Flush prompts: OpenClaw's defaults, with the one tool named.
+const (
+	FlushSystemPrompt = "Session nearing compaction. Store durable memories now."
+	FlushPrompt       = "Session nearing compaction. Store durable memories now: call memory_append with any lasting notes (decisions, facts, preferences, open tasks) for memory/%s. Reply with NO_REPLY if nothing to store."
+)
+
+// compactor holds what compaction and the flush need for one turn.
+type compactor struct {
+	g        *Gateway
+	ag       *Agent
+	key      engine.SessionKey
+	model    agent.Model
+	info     ModelInfo
+	plan     *turnPlan
+	settings prompt.CompactionSettings
+}
+
+func (g *Gateway) compactor(ag *Agent, key engine.SessionKey, model agent.Model, info ModelInfo, plan *turnPlan) *compactor {
+	w := plan.budget.Window.Tokens
+	c := ag.Compaction
+	return &compactor{g: g, ag: ag, key: key, model: model, info: info, plan: plan,
+		settings: prompt.ScaleCompaction(w, c.ReserveTokens, c.KeepRecentTokens, c.ReserveTokensFloor, c.SoftThresholdTokens)}
+}
+
+// contextMessages is the session's current model context.
+func (c *compactor) contextMessages() ([]transcript.ContextItem, []engine.Message, error) {
+	items, err := c.g.cfg.Sessions.ContextItems(c.ag.ID, c.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	msgs := make([]engine.Message, len(items))
+	for i := range items {
+		msgs[i] = items[i].Message
+	}
+	return items, msgs, nil
+}
+
+// flushDue reports whether the memory flush should run now for a context
+// of tokens: enabled, past the soft threshold, not yet run in this
+// compaction cycle, and the workspace writable.
+func (c *compactor) flushDue(e session.Entry, tokens int) bool {
+	return tokens >= c.settings.FlushAt(c.plan.budget.Window.Tokens) && c.flushNeeded(e)
+}
+
+// flushNeeded: enabled, not yet run in this compaction cycle, and the
+// workspace writable.
+func (c *compactor) flushNeeded(e session.Entry) bool {
+	if !c.ag.Compaction.FlushEnabled || c.ag.Workspace == "" {
+		return false
+	}
+	if !e.MemoryFlushAt.IsZero() && e.MemoryFlushCompactionCount == e.CompactionCount {
+		return false // already flushed in this cycle
+	}
+	return writable(c.ag.Workspace)
+}
+
+// flush runs the silent memory-flush turn over history (the context before
+// the new message): the model gets one tool, memory_append, that appends
+// to today's note and nothing else, whatever the session's tool policy. Its
+// messages are never stored as messages and nothing reaches the user; one
+// custom entry records what happened. A failure is logged, never fatal to
+// the user's turn.
+func (c *compactor) flush(ctx context.Context, history []engine.Message) {
+	now := c.g.cfg.Now().In(c.ag.Location)
+	note := prompt.DailyMemoryPath(now)
+	tools := &flushTools{workspace: c.ag.Workspace, path: note}
+	msgs := append(append([]engine.Message(nil), history...),
+		engine.UserText(fmt.Sprintf(FlushPrompt, path.Base(note))))
+	out, err := agent.Loop(ctx, agent.Config{MaxTurns: 3, MaxContinuations: 1}, agent.Run{
+		Model: c.model, Provider: c.info.Provider, ModelID: c.info.ID, API: c.info.API,
+		System: c.plan.prompt.System, CacheBoundary: c.plan.prompt.CacheBoundary,
+		History: msgs, Tools: tools, MaxTokens: min(c.plan.budget.Output, 512), Thinking: engine.ThinkingOff,
+	}, agent.Hooks{})
+	rec := map[string]any{"path": note, "appendedChars": tools.wrote, "calls": tools.calls, "modelCalls": out.ModelCalls, "usage": out.Usage}
+	if err != nil {
+		rec["error"] = err.Error()
+		c.g.log.Warn("memory flush failed", "session", c.key, "err", err)
+	}
+	reply := strings.TrimSpace(out.Text)
+	if len(reply) > 200 {
+		reply = reply[:200]
+	}
+	rec["reply"] = reply
+	data, _ := json.Marshal(rec) // plain values
+	entry := transcript.Entry{Type: transcript.EntryCustom, CustomType: MemoryFlushEntryType, Data: data, Timestamp: transcript.Timestamp(c.g.cfg.Now())}
+	if err := c.g.cfg.Sessions.MemoryFlushed(c.ag.ID, c.key, entry); err != nil {
+		c.g.log.Error("could not record the memory flush", "session", c.key, "err", err)
+	}
+}
+
+// compact summarizes the session's older history into a compaction entry.
+// The flush runs first when this cycle has had none. ok is false when there
+// was nothing to compact.
+func (c *compactor) compact(ctx context.Context, trigger, instructions string) (res agent.CompactResult, ok bool, err error) {
+	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
+		if _, msgs, cerr := c.contextMessages(); cerr == nil && len(msgs) > 1 {
+			// Flush before every compaction that had none in its cycle,
+			// whatever the threshold said: what compaction drops must have
+			// had its chance to be written down.
+			if c.flushNeeded(e) {
+				prior := msgs
+				if last := msgs[len(msgs)-1]; last.Role == engine.RoleUser {
+					prior = msgs[:len(msgs)-1]
+				}
+				c.flush(ctx, prior)
+			}
+		}
+	}
+	items, msgs, err := c.contextMessages()
+	if err != nil {
+		return res, false, err
+	}
+	count := messageCounter(c.info, c.plan.count)
+	res, err = agent.Compact(ctx, agent.CompactRequest{
+		Model: c.model, ModelID: c.info.ID,
+		Messages:         msgs,
+		Count:            count,
+		KeepRecentTokens: c.settings.KeepRecentTokens,
+		Window:           c.plan.budget.Window.Tokens,
+		SummaryTokens:    c.settings.SummaryTokens,
+		Instructions:     instructions,
+		Thinking:         engine.ThinkingOff,
+		StripUser:        prompt.StripInbound,
+	})
+	if errors.Is(err, agent.ErrNothingToCompact) {
+		return res, false, nil
+	}
+	if err != nil {
+		return res, false, fmt.Errorf("compact: %w", err)
+	}
+	firstKept := ""
+	for i := res.FirstKept; i < len(items); i++ {
+		if items[i].EntryID != "" {
+			firstKept = items[i].EntryID
+			break
+		}
+	}
+	after := []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock(transcript.CompactionSummaryPrefix + res.Summary + transcript.CompactionSummarySuffix)}}}
+	after = append(after, msgs[res.FirstKept:]...)
+	tokensAfter, cerr := c.plan.tokens(ctx, c.info, after)
+	if cerr != nil {
+		tokensAfter = 0
+	}
+	details, _ := json.Marshal(map[string]any{"trigger": trigger, "chunks": res.Chunks, "model": c.info.Ref, "tokensAfter": tokensAfter, "usage": res.Usage, "instructions": instructions})
+	if _, err := c.g.cfg.Sessions.Compacted(c.ag.ID, c.key, res.Summary, firstKept, res.TokensBefore, tokensAfter, details); err != nil {
+		return res, false, err
+	}
+	c.g.resetLevels()
+	c.g.log.Info("compacted a session", "session", c.key, "trigger", trigger, "tokensBefore", res.TokensBefore, "tokensAfter", tokensAfter, "chunks", res.Chunks)
+	return res, true, nil
+}
+
+// flushTools is the flush turn's only tool: memory_append.
+type flushTools struct {
+	workspace, path string
+	wrote, calls    int
+}
+
+var memoryAppendSpec = engine.ToolSpec{
+	Name:        "memory_append",
+	Description: "Append lasting notes to today's memory file (never overwrites).",
+	Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"the notes to append, as Markdown"}},"required":["text"]}`),
+}
+
+func (f *flushTools) Specs() []engine.ToolSpec { return []engine.ToolSpec{memoryAppendSpec} }
+
+// Mutating: appends must run in order.
+func (f *flushTools) Mutating(string) bool { return true }
+
+// maxFlushChars bounds one flush's notes: a runaway model cannot fill the
+// disk through it.
+const maxFlushChars = 16 << 10
+
+func (f *flushTools) Run(_ context.Context, call engine.ToolCall) engine.ToolResult {
+	f.calls++
+	if call.Name != memoryAppendSpec.Name {
+		return engine.ErrorResult("tool %q is not available now: only memory_append is", call.Name)
+	}
+	var args struct {
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(call.Arguments, &args); err != nil {
+		return engine.ErrorResult("memory_append: arguments must be {\"text\": \"…\"}: %v", err)
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(args.Text, "\uFFFD"))
+	if text == "" {
+		return engine.ErrorResult("memory_append: text is empty")
+	}
+	if f.wrote+len(text) > maxFlushChars {
+		return engine.ErrorResult("memory_append: at most %d characters per flush", maxFlushChars)
+	}
+	if err := appendNote(f.workspace, f.path, text); err != nil {
+		return engine.ErrorResult("memory_append: %v", err)
+	}
+	f.wrote += len(text)
+	return engine.TextResult("Appended to " + f.path + ".")
+}
+
+// appendNote appends text to rel inside workspace, creating memory/ if
+// needed. os.Root keeps it inside the workspace whatever symlinks say, and
+// O_APPEND never overwrites.
+func appendNote(workspace, rel, text string) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return fmt.Errorf("open workspace: %w", err)
+	}
+	defer root.Close()
+	if err := root.Mkdir(path.Dir(rel), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("create %s: %w", path.Dir(rel), err)
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", rel)
+	}
+	if err == nil {
+		prefix := ""
+		if st.Size() > 0 {
+			prefix = "\n"
+		}
+		_, err = f.WriteString(prefix + text + "\n")
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writable reports whether dir accepts new files (the flush is skipped for
+// a read-only workspace, as OpenClaw skips it for workspaceAccess "ro").
+func writable(dir string) bool {
+	f, err := os.CreateTemp(dir, ".openclaw-writable-*")
+	if err != nil {
+		return false
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return true
+}
