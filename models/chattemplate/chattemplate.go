@@ -72,6 +72,7 @@ type Template struct {
 	supportsSystem bool
 	rendersCalls   bool // the template reads messages' tool_calls
 	family         toolcall.Family
+	thinking       ThinkingSwitch
 }
 
 // Input is one conversation to render.
@@ -88,11 +89,18 @@ type Input struct {
 	// Now is what strftime_now formats; zero means time.Now().
 	Now time.Time
 	// EnableThinking, when set, is passed as enable_thinking (Qwen3,
-	// SmolLM3) and thinking (Granite).
+	// SmolLM3) and thinking (Granite); nil leaves both undefined, the
+	// template's default. See ThinkingSwitch.
 	EnableThinking *bool
 }
 
-var toolsRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_.'"])tools(?:[^A-Za-z0-9_'"]|$)`)
+// nameRef matches a use of the variable name in a Jinja expression: not an
+// attribute (x.name), not part of a longer identifier.
+func nameRef(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?:^|[^A-Za-z0-9_.'"])` + name + `(?:[^A-Za-z0-9_'"]|$)`)
+}
+
+var toolsRef = nameRef("tools")
 
 // Parse compiles a chat template. It fails on a syntax error and when the
 // template cannot render a plain one-user-message conversation.
@@ -124,9 +132,10 @@ func Parse(source string) (t *Template, err error) {
 	t = &Template{
 		source:        source,
 		tpl:           tpl,
-		supportsTools: referencesTools(source),
+		supportsTools: references(source, toolsRef),
 		rendersCalls:  strings.Contains(source, "tool_calls"),
 		family:        toolcall.DetectFamily(source),
+		thinking:      detectThinking(source),
 	}
 
 	probe := Input{Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock(probeUser)}}}, AddGenerationPrompt: true}
@@ -139,9 +148,9 @@ func Parse(source string) (t *Template, err error) {
 	return t, nil
 }
 
-// referencesTools reports whether a {{ }} or {% %} block of the source
-// names the tools variable.
-func referencesTools(source string) bool {
+// references reports whether a {{ }} or {% %} block of the source uses the
+// variable ref matches (outside string literals).
+func references(source string, ref *regexp.Regexp) bool {
 	for _, open := range []string{"{{", "{%"} {
 		closer := map[string]string{"{{": "}}", "{%": "%}"}[open]
 		rest := source
@@ -155,7 +164,7 @@ func referencesTools(source string) bool {
 			if j < 0 {
 				j = len(rest)
 			}
-			if toolsRef.MatchString(stripStrings(rest[:j])) {
+			if ref.MatchString(stripStrings(rest[:j])) {
 				return true
 			}
 			rest = rest[j:]
