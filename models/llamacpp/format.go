@@ -13,6 +13,8 @@ import (
 // output back into events.
 type format interface {
 	render(req *engine.ChatRequest) (string, streamParser, error)
+	// thinking is how the template turns thinking on and off.
+	thinking() chattemplate.ThinkingSwitch
 	// callOpener is the text that starts a tool call in this format when
 	// the call can be grammar-constrained ("" when it cannot).
 	callOpener() string
@@ -54,18 +56,122 @@ func (f *templateFormat) callOpener() string {
 	return ""
 }
 
+func (f *templateFormat) thinking() chattemplate.ThinkingSwitch { return f.tmpl.ThinkingSwitch() }
+
+// render is the one place a request becomes prompt text: Stream generates
+// from it and CountTokens counts it.
 func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, error) {
-	prompt, err := f.tmpl.Render(chattemplate.Input{
+	in := chattemplate.Input{
 		Messages:            req.Messages,
 		Tools:               req.Tools,
 		System:              req.System,
 		AddGenerationPrompt: true,
 		Now:                 time.Now(),
-	})
+	}
+	applyThinking(&in, req.Thinking, f.tmpl.ThinkingSwitch())
+	prompt, err := f.tmpl.Render(in)
 	if err != nil {
 		return "", nil, err
 	}
-	return prompt, &parser{p: toolcall.NewParser(f.family)}, nil
+	p := &parser{p: toolcall.NewParser(f.family)}
+	if opensThinking(prompt) {
+		p.state = thinkInside // the template opened the block for the model
+	}
+	return prompt, p, nil
+}
+
+// applyThinking passes a /think level to the template by the mechanism it
+// has (chattemplate.ThinkingSwitch):
+//
+//   - enable_thinking (Qwen3, SmolLM3) and thinking (Granite): the variable
+//     is false for off, true for low, medium and high, undefined (the
+//     template's default) for "". Local models have no effort setting:
+//     low, medium and high all mean on.
+//   - no_think (a Qwen3 template without the variable): " /no_think" or
+//     " /think" is appended to every user message of the prompt (not only
+//     the last), so the rendered history stays the same from turn to turn
+//     and the runner's prefix cache keeps matching; Qwen3 obeys the most
+//     recent switch. The session's transcript is not changed.
+//   - none: the prompt is the same at every level.
+//
+// With thinking off, thinking blocks are dropped from the history given to
+// the template, whatever the mechanism: they cost context and can lead the
+// model back into thinking. (chattemplate leaves them out of the
+// messages' text today anyway; this keeps off meaning off if it ever
+// passes them on, e.g. as Qwen3's reasoning_content.)
+func applyThinking(in *chattemplate.Input, level engine.ThinkingLevel, sw chattemplate.ThinkingSwitch) {
+	var on bool
+	switch level {
+	case engine.ThinkingOff:
+		in.Messages = withoutThinking(in.Messages)
+	case engine.ThinkingLow, engine.ThinkingMedium, engine.ThinkingHigh:
+		on = true
+	default: // "" or unknown: the template's default
+		return
+	}
+	switch sw {
+	case chattemplate.ThinkingEnableVar, chattemplate.ThinkingVar:
+		in.EnableThinking = &on
+	case chattemplate.ThinkingSoftSwitch:
+		in.Messages = withSoftSwitch(in.Messages, chattemplate.SoftSwitch(on))
+	}
+}
+
+// withoutThinking returns msgs without thinking blocks, copying only what
+// changes.
+func withoutThinking(msgs []engine.Message) []engine.Message {
+	var out []engine.Message
+	for i, m := range msgs {
+		if !hasThinking(m.Content) {
+			if out != nil {
+				out = append(out, m)
+			}
+			continue
+		}
+		if out == nil {
+			out = append(make([]engine.Message, 0, len(msgs)), msgs[:i]...)
+		}
+		kept := make([]engine.Block, 0, len(m.Content))
+		for _, b := range m.Content {
+			if b.Type != engine.BlockThinking {
+				kept = append(kept, b)
+			}
+		}
+		m.Content = kept
+		out = append(out, m)
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
+}
+
+func hasThinking(blocks []engine.Block) bool {
+	for _, b := range blocks {
+		if b.Type == engine.BlockThinking {
+			return true
+		}
+	}
+	return false
+}
+
+// withSoftSwitch appends text to every user message (a copy).
+func withSoftSwitch(msgs []engine.Message, text string) []engine.Message {
+	out := make([]engine.Message, len(msgs))
+	for i, m := range msgs {
+		if m.Role == engine.RoleUser {
+			m.Content = append(m.Content[:len(m.Content):len(m.Content)], engine.TextBlock(text))
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// opensThinking reports a prompt that ends inside an open think block
+// (templates of always-thinking models such as QwQ end with
+// "<think>\n"): the model's output starts with thinking, without the tag.
+func opensThinking(prompt string) bool {
+	return strings.HasSuffix(strings.TrimRight(prompt, " \n"), thinkOpen)
 }
 
 // parser adapts toolcall's incremental parser to events. A reply that opens

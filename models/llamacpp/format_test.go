@@ -1,10 +1,14 @@
 package llamacpp
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/chattemplate"
 	"github.com/openclaw-edge/edge/models/toolcall"
 )
 
@@ -45,5 +49,170 @@ func TestParserThinking(t *testing.T) {
 				t.Fatalf("%q in pieces of %d: thinking %q, text %q, %d calls", tt.out, size, thinking.String(), text.String(), calls)
 			}
 		}
+	}
+}
+
+const chatTemplatesDir = "../../../shared/models/chat-templates"
+
+// qwen3Trimmed is Qwen3's template without its enable_thinking block, as
+// some GGUF files carry it: only the soft switch reaches the model.
+func qwen3Trimmed(src string) string {
+	return strings.Replace(src, "\n    {%- if enable_thinking is defined and enable_thinking is false %}\n        {{- '<think>\\n\\n</think>\\n\\n' }}\n    {%- endif %}", "", 1)
+}
+
+// thinkingRequest has a system prompt, tools, two user turns and an
+// assistant reply with a thinking block.
+func thinkingRequest(level engine.ThinkingLevel) *engine.ChatRequest {
+	return &engine.ChatRequest{
+		System:   "You are a helpful assistant.",
+		Thinking: level,
+		Tools:    []engine.ToolSpec{{Name: "read", Description: "Read a file.", Parameters: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}},
+		Messages: []engine.Message{
+			engine.UserText("Hello!"),
+			{Role: engine.RoleAssistant, Content: []engine.Block{
+				{Type: engine.BlockThinking, Thinking: "SECRET-THOUGHT"},
+				engine.TextBlock("Hi! How can I help?"),
+			}},
+			engine.UserText("What is 2+2?"),
+		},
+	}
+}
+
+// TestThinkingPerTemplate: how each shared chat template receives a /think
+// level, and that templates without a switch render the same prompt at
+// every level.
+func TestThinkingPerTemplate(t *testing.T) {
+	qwen3, err := os.ReadFile(filepath.Join(chatTemplatesDir, "Qwen-Qwen3-0.6B.jinja"))
+	if os.IsNotExist(err) {
+		t.Skip("test material is absent (it lives in shared/models beside the repository)")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qwen3Trimmed(string(qwen3)) == string(qwen3) {
+		t.Fatal("Qwen3's template no longer has the expected enable_thinking block")
+	}
+	read := func(name string) string {
+		src, err := os.ReadFile(filepath.Join(chatTemplatesDir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(src)
+	}
+	tests := []struct {
+		name, src string
+		mechanism chattemplate.ThinkingSwitch
+		off, on   string // what the prompt ends with (off, on); "" = no check
+	}{
+		{"qwen3", string(qwen3), chattemplate.ThinkingEnableVar,
+			"<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n",
+			"<|im_start|>user\nWhat is 2+2?<|im_end|>\n<|im_start|>assistant\n"},
+		{"qwen3 trimmed", qwen3Trimmed(string(qwen3)), chattemplate.ThinkingSoftSwitch,
+			"<|im_start|>user\nWhat is 2+2? /no_think<|im_end|>\n<|im_start|>assistant\n",
+			"<|im_start|>user\nWhat is 2+2? /think<|im_end|>\n<|im_start|>assistant\n"},
+		{"smollm3", read("HuggingFaceTB-SmolLM3-3B.jinja"), chattemplate.ThinkingEnableVar,
+			"<|im_start|>assistant\n<think>\n\n</think>\n", "What is 2+2?<|im_end|>\n<|im_start|>assistant\n"},
+		{"granite3.3", read("ibm-granite-granite-3.3-2B-Instruct.jinja"), chattemplate.ThinkingVar, "", ""},
+		{"qwen2.5", read("Qwen-Qwen2.5-7B-Instruct.jinja"), chattemplate.ThinkingNone, "", ""},
+		{"llama3.2", read("meta-llama-Llama-3.2-3B-Instruct.jinja"), chattemplate.ThinkingNone, "", ""},
+		{"hermes3", read("NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja"), chattemplate.ThinkingNone, "", ""},
+		{"gemma2", read("google-gemma-2-2b-it.jinja"), chattemplate.ThinkingNone, "", ""},
+		{"phi3.5", read("microsoft-Phi-3.5-mini-instruct.jinja"), chattemplate.ThinkingNone, "", ""},
+		{"fallback chatml", "", chattemplate.ThinkingNone, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := newFormat(tt.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := f.thinking(); got != tt.mechanism {
+				t.Fatalf("mechanism %q, want %q", got, tt.mechanism)
+			}
+			prompts := map[engine.ThinkingLevel]string{}
+			for _, level := range []engine.ThinkingLevel{"", engine.ThinkingOff, engine.ThinkingLow, engine.ThinkingMedium, engine.ThinkingHigh} {
+				req := thinkingRequest(level)
+				prompt, _, err := f.render(req)
+				if err != nil {
+					t.Fatalf("%q: %v", level, err)
+				}
+				if strings.Contains(prompt, "SECRET-THOUGHT") {
+					t.Errorf("%q: a thinking block reached the prompt", level)
+				}
+				if len(req.Messages[1].Content) != 2 || len(req.Messages[2].Content) != 1 {
+					t.Errorf("%q: render changed the request's messages", level)
+				}
+				prompts[level] = prompt
+			}
+			if prompts[engine.ThinkingLow] != prompts[engine.ThinkingHigh] || prompts[engine.ThinkingMedium] != prompts[engine.ThinkingHigh] {
+				t.Error("low, medium and high render differently")
+			}
+			switch tt.mechanism {
+			case chattemplate.ThinkingNone:
+				for level, p := range prompts {
+					if p != prompts[""] {
+						t.Errorf("%q renders differently from the default on a template without a switch", level)
+					}
+				}
+			case chattemplate.ThinkingSoftSwitch:
+				if strings.Contains(prompts[""], "/think") || strings.Contains(prompts[""], "/no_think") {
+					t.Error("the default level wrote a soft switch")
+				}
+				// Every user turn carries it, so the history renders the
+				// same next turn (prefix cache).
+				if n := strings.Count(prompts[engine.ThinkingOff], " /no_think<|im_end|>"); n != 2 {
+					t.Errorf("off: %d user turns carry /no_think, want 2:\n%s", n, prompts[engine.ThinkingOff])
+				}
+			}
+			if tt.off != "" && !strings.HasSuffix(prompts[engine.ThinkingOff], tt.off) {
+				t.Errorf("off prompt does not end with %q:\n%s", tt.off, prompts[engine.ThinkingOff])
+			}
+			if tt.on != "" && !strings.HasSuffix(prompts[engine.ThinkingHigh], tt.on) {
+				t.Errorf("high prompt does not end with %q:\n%s", tt.on, prompts[engine.ThinkingHigh])
+			}
+			if tt.name == "qwen3" && prompts[""] != prompts[engine.ThinkingHigh] {
+				t.Error("qwen3: the default must be the template's own (thinking on)")
+			}
+		})
+	}
+}
+
+// TestOpenedThinkBlock: a template whose generation prompt opens the think
+// block (QwQ, Qwen3-Thinking) gets a parser that starts inside it.
+func TestOpenedThinkBlock(t *testing.T) {
+	f, err := newFormat(`{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n<think>\n' }}{% endif %}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sp, err := f.render(&engine.ChatRequest{Messages: []engine.Message{engine.UserText("hi")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var thinking, text string
+	for _, ev := range append(sp.write("reasoning here\n</think>\n\nThe answer."), func() []engine.Event { evs, _ := sp.close(); return evs }()...) {
+		switch ev.Type {
+		case engine.EventThinkingDelta:
+			thinking += ev.Text
+		case engine.EventTextDelta:
+			text += ev.Text
+		}
+	}
+	if thinking != "reasoning here\n" || text != "The answer." {
+		t.Errorf("thinking %q, text %q", thinking, text)
+	}
+}
+
+func TestWithoutThinking(t *testing.T) {
+	msgs := thinkingRequest("").Messages
+	out := withoutThinking(msgs)
+	if len(out) != 3 || len(out[1].Content) != 1 || out[1].Content[0].Text != "Hi! How can I help?" {
+		t.Fatalf("got %+v", out)
+	}
+	if len(msgs[1].Content) != 2 {
+		t.Error("the input was changed")
+	}
+	plain := msgs[:1]
+	if got := withoutThinking(plain); &got[0] != &plain[0] {
+		t.Error("a history without thinking blocks was copied")
 	}
 }
