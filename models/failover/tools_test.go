@@ -2,6 +2,7 @@ package failover
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -75,5 +76,67 @@ func TestByProviderPerAttempt(t *testing.T) {
 	}
 	if !slices.Equal(calls, []string{"read"}) || !strings.Contains(note, `tool Exec is not available to this model`) {
 		t.Errorf("calls %v, text %q: want only read called and a note for Exec", calls, note)
+	}
+}
+
+// localModel has the optional methods of a local model.
+type localModel struct {
+	toolRecorder
+	counted []string
+}
+
+func (m *localModel) CountTokens(_ context.Context, req *engine.ChatRequest) (int, error) {
+	for _, t := range req.Tools {
+		m.counted = append(m.counted, t.Name)
+	}
+	return 100 + len(req.Tools), nil
+}
+func (m *localModel) TrainedContext() int       { return 32768 }
+func (m *localModel) ThinkingMechanism() string { return "enable_thinking" }
+
+// TestFilterToolsForwards: a filtered local model still counts tokens
+// (with only the tools it is offered), and says its trained context and
+// thinking mechanism; a model without them gains none.
+func TestFilterToolsForwards(t *testing.T) {
+	type counter interface {
+		CountTokens(context.Context, *engine.ChatRequest) (int, error)
+	}
+	type trained interface{ TrainedContext() int }
+	type thinking interface{ ThinkingMechanism() string }
+
+	local := &localModel{}
+	m := FilterTools(local, func(n string) bool { return n != "exec" })
+	req := &engine.ChatRequest{Tools: []engine.ToolSpec{{Name: "exec"}, {Name: "read"}}}
+	c, ok := m.(counter)
+	if !ok {
+		t.Fatal("the wrapper hides CountTokens")
+	}
+	if n, err := c.CountTokens(context.Background(), req); err != nil || n != 101 || !slices.Equal(local.counted, []string{"read"}) {
+		t.Errorf("CountTokens = %d, %v; counted tools %v, want 101 with only read", n, err, local.counted)
+	}
+	if len(req.Tools) != 2 {
+		t.Error("the caller's request was changed")
+	}
+	if tr, ok := m.(trained); !ok || tr.TrainedContext() != 32768 {
+		t.Error("TrainedContext not forwarded")
+	}
+	if th, ok := m.(thinking); !ok || th.ThinkingMechanism() != "enable_thinking" {
+		t.Error("ThinkingMechanism not forwarded")
+	}
+
+	plain := FilterTools(&toolRecorder{}, func(string) bool { return true })
+	if _, ok := plain.(counter); ok {
+		t.Error("a model without CountTokens gained it through the wrapper")
+	}
+	if _, ok := plain.(thinking); ok {
+		t.Error("a model without ThinkingMechanism gained it through the wrapper")
+	}
+
+	partial := FilterTools(struct {
+		*toolRecorder
+		thinking
+	}{&toolRecorder{}, local}, func(string) bool { return true })
+	if _, err := partial.(counter).CountTokens(context.Background(), req); !errors.Is(err, errors.ErrUnsupported) {
+		t.Errorf("CountTokens of a model that cannot count: err %v, want ErrUnsupported", err)
 	}
 }
