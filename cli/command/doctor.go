@@ -21,7 +21,8 @@ func (a *app) doctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check the gateway's setup and say what to fix",
 		Long: `Check that the gateway answers on its socket, that exec commands run under
-the kernel sandbox, and that a default model is configured. Each check
+the kernel sandbox, that a default model is configured, and that the local
+model runner (openclaw-runner) is installed where the gateway finds it. Each check
 prints OK or WARN with what to do. Exit code 1 when the gateway cannot be
 reached (nothing else can be checked then), else 0.`,
 		Example: `  openclaw doctor
@@ -75,6 +76,13 @@ func doctorChecks(socket string, st *api.Status, err error) []check {
 		cs = append(cs, check{"model", "ok", st.Model})
 	} else {
 		cs = append(cs, check{"model", "warn", "no default model: set agents.defaults.model in the config, or pull one with `openclaw models pull`"})
+	}
+	// An older gateway reports neither; then there is nothing to say.
+	switch {
+	case st.LocalRunnerError != "":
+		cs = append(cs, check{"local runner", "warn", st.LocalRunnerError + " (local models cannot run; remote providers are unaffected)"})
+	case st.LocalRunner != "":
+		cs = append(cs, check{"local runner", "ok", st.LocalRunner})
 	}
 	return cs
 }

@@ -144,6 +144,11 @@ func TestDoctorChecks(t *testing.T) {
 			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: openai/gpt-4o-mini\n"},
 		{"no sandbox, no model", &api.Status{Version: "1.0", Sandbox: "off: this kernel has no Landlock — exec runs under policy only"}, nil,
 			"ok gateway: openclaw-gateway 1.0 answers at /s\nwarn exec sandbox: off: this kernel has no Landlock — exec runs under policy only (Linux 5.13+ with Landlock enabled confines exec commands)\nwarn model: no default model: set agents.defaults.model in the config, or pull one with `openclaw models pull`\n"},
+		{"local runner found", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true, LocalRunner: "/usr/bin/openclaw-runner"}, nil,
+			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: local/qwen3-1.7b\nok local runner: /usr/bin/openclaw-runner\n"},
+		{"no local runner", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true,
+			LocalRunnerError: "openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH; install it (make build) or set OPENCLAW_RUNNER"}, nil,
+			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: local/qwen3-1.7b\nwarn local runner: openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH; install it (make build) or set OPENCLAW_RUNNER (local models cannot run; remote providers are unaffected)\n"},
 		{"older gateway", &api.Status{Version: "0.9", Model: "m/x"}, nil,
 			"ok gateway: openclaw-gateway 0.9 answers at /s\nwarn exec sandbox: the gateway does not report a sandbox (an older gateway?): exec runs under policy only\nok model: m/x\n"},
 	} {

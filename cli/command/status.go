@@ -18,7 +18,9 @@ func (a *app) statusCmd() *cobra.Command {
 		Use:   "status",
 		Short: "Show the gateway's health",
 		Long: `Show the gateway's version, uptime, memory (RSS), sessions, default agent
-and model, the model that answered last, the last error and the socket.`,
+and model, the model that answered last, the local models loaded (each in its
+own openclaw-runner process, with that process's RSS) and the runner binary,
+the last error and the socket.`,
 		Example: `  openclaw status
   openclaw status --json | jq .rssBytes`,
 		Args: usageArgs(cobra.NoArgs),
@@ -59,6 +61,12 @@ func (a *app) printStatus(st *api.Status) {
 	}
 	for _, r := range st.Runners {
 		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens)\n", r.Model, r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen)
+	}
+	switch {
+	case st.LocalRunnerError != "":
+		fmt.Fprintf(tw, "local runner\t%s\n", oneLine(st.LocalRunnerError))
+	case st.LocalRunner != "":
+		fmt.Fprintf(tw, "local runner\t%s\n", st.LocalRunner)
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s (%s)\n", oneLine(st.LastError), relTime(a.now(), st.LastErrorAt))

@@ -193,6 +193,11 @@ type Status struct {
 	LastFailoverAt time.Time `json:"lastFailoverAt,omitzero"`
 	// Runners are the local models loaded now (one process each).
 	Runners []Runner `json:"runners,omitempty"`
+	// LocalRunner is the openclaw-runner binary the gateway starts for
+	// local models (it never links llama.cpp itself); LocalRunnerError
+	// says why there is none (what is missing and how to fix it).
+	LocalRunner      string `json:"localRunner,omitempty"`
+	LocalRunnerError string `json:"localRunnerError,omitempty"`
 	// InterruptedOpen counts turns a crash interrupted that could not be
 	// closed yet (e.g. the disk was full at start-up); InterruptedError
 	// says why. They are closed at the next start or the next message in
@@ -216,7 +221,7 @@ type Runner struct {
 	Since      time.Time `json:"since"`
 	Slots      int       `json:"slots"`      // sessions whose KV cache is kept
 	ContextLen int       `json:"contextLen"` // tokens per session
-	RSSBytes   int64     `json:"rssBytes"`
+	RSSBytes   int64     `json:"rssBytes"`   // the runner process's own RSS (0 where unknown)
 }
 
 // SessionInfo is one row of `openclaw sessions list`.
