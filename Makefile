@@ -19,14 +19,21 @@ deps:
 	@$(GO) mod download
 	@models/llamacpp/install-deps.sh
 
-## build: bin/openclaw-gateway (with the llama.cpp runner) and bin/openclaw
-# (No -trimpath: it would change the build-cache key of the llama.cpp package
-# and compile it once more.)
+## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo) and bin/openclaw
+# The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
+# of the pure build's): local models run in openclaw-runner, which the
+# gateway finds beside its own executable (or $OPENCLAW_RUNNER, or $PATH).
+# (No -trimpath, no tags on the runner: they would change the build-cache key
+# of the llama.cpp package and compile it once more.)
 build: deps
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-runner ./appliance/runner
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
 
-## build-pure: a gateway without the local runner: pure Go, cross-compiles (e.g. GOARCH=arm64)
+## build-pure: the gateway alone, pure Go, no C compiler needed; cross-compiles (e.g. GOARCH=arm64)
+# Since the runner became its own binary this is the gateway `make build`
+# writes (the nollamacpp tag no longer changes it); kept for scripts that use
+# it. Without openclaw-runner beside it, local models say how to install one.
 build-pure:
 	CGO_ENABLED=0 $(GO) build -tags nollamacpp -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway-pure ./appliance
 
@@ -38,6 +45,10 @@ run: build
 # Every distinct flag set (-race, tags) compiles llama.cpp again (minutes on
 # 2 cores), so they are built once, with the flags `make build` uses; every
 # package, these included, also runs under -race with llama.cpp left out.
+# The gateway (./appliance) is not among them: it is pure Go, and its tests
+# that need a real local model build openclaw-runner once with the flags
+# `make build` uses (appliance/runner_test.go; skipped, saying why, where
+# cgo is off) — so they run in the -race pass.
 LLAMA_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}{{range .TestImports}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}{{range .XTestImports}}{{if eq . "github.com/ollama/ollama/llama"}} L{{end}}{{end}}' ./... | awk '$$2=="L"{print $$1}')
 
 ## test: vet (pure build, then the llama.cpp packages), every test with the race

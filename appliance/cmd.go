@@ -8,8 +8,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 )
 
 // execute runs the openclaw-gateway command line and returns the exit code.
@@ -55,20 +53,9 @@ Under systemd (Type=notify) READY=1 is sent once the control API listens.`,
 	run.Flags().StringVar(&m.ConfigPath, "config", "", "config file (JSON5)")
 	run.Flags().StringVar(&m.StateDir, "state-dir", "", "state directory")
 	run.Flags().StringVar(&m.Socket, "socket", "", "control API socket (default <state-dir>/gateway.sock)")
-	root.AddCommand(run, &cobra.Command{
-		// The local model runner: started by the gateway itself, one process
-		// per loaded model, so llama.cpp crashes stay out of the gateway.
-		Use:                "runner",
-		Short:              "Serve one GGUF model to the gateway (internal)",
-		Hidden:             true,
-		DisableFlagParsing: true,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := runner.Main(args, os.Stdin, os.Stdout, os.Stderr); code != 0 {
-				os.Exit(code)
-			}
-			return nil
-		},
-	}, sandboxCmd(), &cobra.Command{
+	// Local models run in openclaw-runner, a binary of its own (see
+	// appliance/runner): the gateway never links llama.cpp.
+	root.AddCommand(run, sandboxCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the gateway version",
 		Args:  cobra.NoArgs,

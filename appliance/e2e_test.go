@@ -19,7 +19,6 @@ import (
 
 	"github.com/openclaw-edge/edge/cli/command"
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -27,14 +26,23 @@ import (
 // `openclaw-gateway` and `openclaw` as separate processes, so SIGKILL in a
 // script kills a real gateway process.
 func TestMain(m *testing.M) {
-	// The gateway starts local model runners as `<its binary> runner …`
-	// and every exec child through `<its binary> sandbox …`.
-	if len(os.Args) > 1 && (os.Args[1] == "runner" || os.Args[1] == "sandbox") {
+	// The gateway starts every exec child through `<its binary> sandbox …`.
+	// (Local models run in openclaw-runner, a binary of its own: see
+	// runner_test.go.)
+	if len(os.Args) > 1 && os.Args[1] == "sandbox" {
 		os.Exit(execute(os.Args[1:]))
 	}
 	cmds := command.TestscriptCommands()
 	cmds["openclaw-gateway"] = func() { os.Exit(execute(os.Args[1:])) }
-	testscript.Main(m, cmds)
+	if _, ok := cmds[filepath.Base(os.Args[0])]; !ok { // the test run itself
+		dir, err := os.MkdirTemp("", "ocrun")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		runnerDir = dir
+	}
+	testscript.Main(cleanupM{m}, cmds)
 }
 
 // TestScripts runs testdata/script/*.txtar end to end: real gateway, real
@@ -72,14 +80,21 @@ func TestScripts(t *testing.T) {
 			}
 			env.Setenv("SHARED_MODELS", shared)
 			env.Setenv("HOME", env.WorkDir)
+			// Local models: the openclaw-runner that [llamacpp] builds.
+			env.Setenv("OPENCLAW_RUNNER", runnerPath())
 			// A -race binary sleeps 1 s at exit by default.
 			env.Setenv("GORACE", "atexit_sleep_ms=0")
 			return nil
 		},
-		// [llamacpp]: this build has the local model runner (not -tags nollamacpp).
+		// [llamacpp]: a real openclaw-runner is available ($OPENCLAW_RUNNER
+		// of the scripts; built once on first use, see runner_test.go).
 		Condition: func(cond string) (bool, error) {
 			if cond == "llamacpp" {
-				return runner.Available(), nil
+				if why := buildRunner(); why != "" {
+					fmt.Fprintln(os.Stderr, "[llamacpp] is false:", why)
+					return false, nil
+				}
+				return true, nil
 			}
 			if cond == "landlock" {
 				active, _ := sandbox.New(sandbox.Config{Helper: []string{"openclaw-gateway", "sandbox"}}).Status()

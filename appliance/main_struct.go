@@ -202,7 +202,12 @@ func (m *Main) Run(ctx context.Context) error {
 		Status: func(st *api.Status) {
 			sandboxStatus(sb, st)
 			for _, l := range pool.Loaded() {
-				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: processRSS(l.PID)})
+				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
+			}
+			if path, err := llamacpp.FindRunner(); err != nil {
+				st.LocalRunnerError = userText(err)
+			} else {
+				st.LocalRunner = path
 			}
 		},
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
@@ -335,21 +340,4 @@ func userText(err error) string {
 		return me.Message
 	}
 	return err.Error()
-}
-
-// processRSS reads a process's resident set size (Linux), or 0.
-func processRSS(pid int) int64 {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(data)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			var kb int64
-			if _, err := fmt.Sscan(rest, &kb); err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -166,9 +165,7 @@ func BenchmarkColdStart(b *testing.B) {
 // answering leaves the gateway up, the turn ends with a clear error, and the
 // next message starts a fresh runner and is answered.
 func TestRunnerKilledMidReply(t *testing.T) {
-	if !runner.Available() {
-		t.Skip("built without the local model runner (-tags nollamacpp)")
-	}
+	needRunner(t) // a real openclaw-runner, as $OPENCLAW_RUNNER
 	model, err := filepath.Abs("../../shared/models/stories260K.gguf")
 	if err != nil {
 		t.Fatal(err)

@@ -118,6 +118,22 @@ func TestCLIDeps(t *testing.T) {
 	}
 }
 
+// TestGatewayDeps: the gateway (appliance) never links llama.cpp — not even
+// in the default (cgo) build — so its idle RSS stays the pure build's
+// (DESIGN.md §11); local models run in openclaw-runner (appliance/runner),
+// which must link it.
+func TestGatewayDeps(t *testing.T) {
+	const llama = "github.com/ollama/ollama/llama"
+	for p := range listPackages(t, "-deps", module+"/appliance") {
+		if p == llama || strings.HasPrefix(p, llama+"/") {
+			t.Errorf("the gateway links %s; local models belong in openclaw-runner", p)
+		}
+	}
+	if _, ok := listPackages(t, "-deps", module+"/appliance/runner")[llama]; !ok {
+		t.Errorf("openclaw-runner (appliance/runner) does not link %s", llama)
+	}
+}
+
 // TestPackageDocs: every package says what it is for; no util packages.
 func TestPackageDocs(t *testing.T) {
 	pkgs := listPackages(t, module+"/...")

@@ -18,7 +18,7 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("LLAMACPP_TEST_RUNNER") {
 	case "real":
-		os.Exit(runner.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		os.Exit(runner.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 	case "crash":
 		// Dies while "loading", as an out-of-memory kill would.
 		fmt.Fprintln(os.Stderr, "ggml: out of memory")
@@ -26,6 +26,14 @@ func TestMain(m *testing.M) {
 	case "toolcaller":
 		if err := runner.Serve(toolEngine{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)
+		}
+		os.Exit(0)
+	case "findrunner":
+		// Prints what FindRunner finds from this executable's location.
+		path, err := llamacpp.FindRunner()
+		fmt.Println(path)
+		if err != nil {
+			fmt.Println(err)
 		}
 		os.Exit(0)
 	case "fake":

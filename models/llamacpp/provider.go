@@ -1,13 +1,17 @@
 // Package llamacpp is the local model provider (api "local"): GGUF files
 // run by llama.cpp in a runner process that the gateway supervises.
 //
-// The gateway never links llama.cpp into its own address space at run time
-// of a model: each loaded model is a child process (`openclaw-gateway
-// runner`, package runner), started on first use and stopped after an idle
-// keep-alive (default 10 minutes). If llama.cpp aborts or the kernel kills
-// the runner for memory, the turn fails with an "unreachable" model error —
-// the failover chain moves to the next model — and the next message starts
-// a fresh runner. Nothing is lost: the gateway has already committed the
+// The gateway never links llama.cpp: each loaded model is a child process
+// of its own binary, openclaw-runner (package runner, built by
+// appliance/runner), found by FindRunner ($OPENCLAW_RUNNER, else beside the
+// gateway's executable, else on $PATH), started on first use and stopped
+// after an idle keep-alive (default 10 minutes). The gateway stays pure Go
+// and small; the runner's RSS is reported per loaded model (Pool.Loaded).
+// Without a runner binary a local model fails with a no_model error that
+// says how to install one. If llama.cpp aborts or the kernel kills the
+// runner for memory, the turn fails with an "unreachable" model error — the
+// failover chain moves to the next model — and the next message starts a
+// fresh runner. Nothing is lost: the gateway has already committed the
 // inbound message.
 //
 // Prompts are rendered with the GGUF's own chat template (models/toolcall);
@@ -129,6 +133,9 @@ type Loaded struct {
 	PID   int       `json:"pid"`
 	Since time.Time `json:"since"`
 	Info  ModelInfo `json:"info"`
+	// RSSBytes is the runner process's resident memory (the model's
+	// mapped pages, its KV cache, llama.cpp): VmRSS on Linux, 0 elsewhere.
+	RSSBytes int64 `json:"rssBytes,omitempty"`
 }
 
 // Loaded lists the models that are loaded now.
@@ -138,7 +145,7 @@ func (p *Pool) Loaded() []Loaded {
 	var out []Loaded
 	for path, pr := range p.procs {
 		if pid, info, since, ok := pr.status(); ok {
-			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info})
+			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -173,6 +180,12 @@ func (m *Provider) setup() error {
 			return
 		}
 		opts := m.pool.cfg.Runner
+		// A session never needs more KV than the model was trained for:
+		// past it a model degrades, and every unused cell still costs
+		// memory and attention time.
+		if trained := f.ContextLength(); trained > 0 && trained < opts.ContextLen {
+			opts.ContextLen = max(trained, 256)
+		}
 		opts.Slots = slots(f, opts.ContextLen, m.pool.cfg.CacheBudgetMB)
 		m.proc = m.pool.process(m.path, opts)
 	})
@@ -210,6 +223,11 @@ func (m *Provider) classify(err error) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &me):
+		if me.Model == "" { // from the supervisor, which knows only the file
+			named := *me
+			named.Provider, named.Model = m.provider, m.name
+			return &named
+		}
 		return err
 	case errors.Is(err, context.Canceled):
 		return &engine.ModelError{Kind: engine.ErrAborted, Provider: m.provider, Model: m.name, Err: err}

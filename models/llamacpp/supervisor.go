@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,8 +29,9 @@ type RunnerOptions struct {
 	Mmap       bool // memory-map the model file
 }
 
+// args is the runner's command line (after argv[0]).
 func (o RunnerOptions) args(path string) []string {
-	return []string{"runner",
+	return []string{
 		"--model", path,
 		"--threads", strconv.Itoa(o.Threads),
 		"--ctx", strconv.Itoa(o.ContextLen),
@@ -105,6 +107,10 @@ func (p *process) start(ctx context.Context) (*running, error) {
 	cmd.Stderr = tail
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
+		var me *engine.ModelError
+		if errors.As(err, &me) {
+			return nil, me // no runner binary: say what is missing
+		}
 		return nil, fmt.Errorf("start the local runner: %w", err)
 	}
 	r := &running{cmd: cmd, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
@@ -344,14 +350,87 @@ func (t *tailBuffer) lastLine() string {
 	return ""
 }
 
-// DefaultCommand starts a runner as a hidden subcommand of this same
-// binary, keeping argv[0] so multi-call binaries dispatch correctly.
-func DefaultCommand(args ...string) *exec.Cmd {
+// RunnerName is the file name of the runner binary (package
+// appliance/runner): the gateway itself is pure Go and never links llama.cpp.
+const RunnerName = "openclaw-runner"
+
+// RunnerEnv names the environment variable that overrides where the runner
+// binary is.
+const RunnerEnv = "OPENCLAW_RUNNER"
+
+// FindRunner returns the path of the runner binary: $OPENCLAW_RUNNER if set,
+// else openclaw-runner in the directory of this executable (symlinks
+// resolved), else openclaw-runner on $PATH. When none is found the error is
+// an *engine.ModelError of kind no_model that says what is missing and how to
+// fix it. It looks again on every call, so a runner installed after the
+// gateway started is found without a restart.
+func FindRunner() (string, error) {
+	if env := os.Getenv(RunnerEnv); env != "" {
+		if err := isExecutable(env); err != nil {
+			return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
+				Message: fmt.Sprintf("%s=%s: %v; point it at the openclaw-runner binary (make build writes bin/openclaw-runner)", RunnerEnv, env, err)}
+		}
+		return env, nil
+	}
 	exe, err := os.Executable()
-	if err != nil {
+	if err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		beside := filepath.Join(filepath.Dir(exe), RunnerName)
+		if isExecutable(beside) == nil {
+			return beside, nil
+		}
+	} else {
 		exe = os.Args[0]
 	}
-	cmd := exec.Command(exe, args...)
-	cmd.Args[0] = os.Args[0]
-	return cmd
+	if p, err := exec.LookPath(RunnerName); err == nil {
+		return p, nil
+	}
+	return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
+		Message: fmt.Sprintf("%s not found next to %s or on PATH; install it (make build) or set %s", RunnerName, exe, RunnerEnv)}
+}
+
+// isExecutable reports why path is not an executable regular file, or nil.
+func isExecutable(path string) error {
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return err
+	case !fi.Mode().IsRegular():
+		return errors.New("not a regular file")
+	case fi.Mode().Perm()&0o111 == 0:
+		return errors.New("not executable")
+	}
+	return nil
+}
+
+// DefaultCommand starts the runner binary that FindRunner finds. When there
+// is none, the command fails to start with FindRunner's error (the local
+// model then fails with a no_model error that says how to fix it).
+func DefaultCommand(args ...string) *exec.Cmd {
+	path, err := FindRunner()
+	if err != nil {
+		return &exec.Cmd{Args: append([]string{RunnerName}, args...), Err: err}
+	}
+	return exec.Command(path, args...)
+}
+
+// processRSS is a process's resident set size (VmRSS of /proc/PID/status on
+// Linux), or 0 where that cannot be read (other systems, a process gone).
+func processRSS(pid int) int64 {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(data)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }

@@ -2,10 +2,12 @@
 // file with llama.cpp and serves completions, embeddings and tokenization
 // over the line protocol of models/llamacpp (JSON lines on stdin/stdout).
 //
-// It runs as a child of the gateway (`openclaw-gateway runner …`, a hidden
-// subcommand of the same binary) so that a llama.cpp abort or an
-// out-of-memory kill takes down only the runner: the gateway notices, fails
-// the turn over and starts a fresh runner for the next one.
+// It runs as a child of the gateway in a binary of its own
+// (`openclaw-runner --model F …`, built from appliance/runner) so that a
+// llama.cpp abort or an out-of-memory kill takes down only the runner — the
+// gateway notices, fails the turn over and starts a fresh runner for the
+// next one — and so that the gateway itself never links llama.cpp (it stays
+// pure Go; DESIGN.md §11: its idle RSS within 2 MB of the pure build's).
 //
 // The prefix cache lives here: the runner keeps the KV cache of the last few
 // sessions (one llama.cpp sequence per session slot) and reuses the longest
@@ -61,15 +63,17 @@ type Options struct {
 // load is set by engine_llama.go; nil in a build without llama.cpp.
 var load func(Options) (Engine, error)
 
-// Available reports whether this binary can run local models.
+// Available reports whether this binary can run local models (it was built
+// with llama.cpp: cgo, without the nollamacpp tag).
 func Available() bool { return load != nil }
 
 // ErrUnavailable is returned by a build without llama.cpp.
-var ErrUnavailable = errors.New("this build has no local model runner (built with the nollamacpp tag)")
+var ErrUnavailable = errors.New("this openclaw-runner was built without llama.cpp (-tags nollamacpp); build it with make build")
 
-// Main is the runner process: `openclaw-gateway runner --model F …`.
+// Main is the runner process: `openclaw-runner --model F …` (args without
+// argv[0]).
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("runner", flag.ContinueOnError)
+	fs := flag.NewFlagSet("openclaw-runner", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
 	fs.StringVar(&o.Model, "model", "", "GGUF file")
@@ -82,7 +86,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if o.Model == "" {
-		fmt.Fprintln(stderr, "runner: --model is required")
+		fmt.Fprintln(stderr, "openclaw-runner: --model is required")
 		return 2
 	}
 	if o.Threads <= 0 {
@@ -90,7 +94,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	o.Slots = max(o.Slots, 1)
 	if load == nil {
-		fmt.Fprintln(stderr, "runner:", ErrUnavailable)
+		fmt.Fprintln(stderr, "openclaw-runner:", ErrUnavailable)
 		return 1
 	}
 	// llama.cpp logs through slog's default level: keep only warnings, so
@@ -99,12 +103,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e, err := load(o)
 	if err != nil {
 		writeLine(stdout, llamacpp.Reply{Type: llamacpp.ReplyError, Error: err.Error()})
-		fmt.Fprintln(stderr, "runner:", err)
+		fmt.Fprintln(stderr, "openclaw-runner:", err)
 		return 1
 	}
 	defer e.Close()
 	if err := Serve(e, stdin, stdout); err != nil {
-		fmt.Fprintln(stderr, "runner:", err)
+		fmt.Fprintln(stderr, "openclaw-runner:", err)
 		return 1
 	}
 	return 0
