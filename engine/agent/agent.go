@@ -23,7 +23,9 @@
 //     would break a session that fails over to them.
 //   - A reply cut by the output-token limit is continued by a follow-up
 //     request: the partial assistant message is kept and a short user message
-//     asks the model to continue. At most Config.MaxContinuations times.
+//     asks the model to continue. At most Config.MaxContinuations times, and
+//     only while the window leaves room to write (Run.Room): on a small
+//     local model a reply that filled the window ends there.
 //   - When the turn limit is hit with tool calls still pending, the pending
 //     calls get an error result saying so (the transcript stays well formed)
 //     and the loop ends with ErrTurnLimit.
@@ -83,7 +85,17 @@ type Run struct {
 	MaxTokens     int
 	Thinking      engine.ThinkingLevel
 	SessionID     string
+	// Room, when set, is asked before every model call how many output
+	// tokens the request leaves room for in the model's window (it replaces
+	// MaxTokens when smaller). Zero means the prompt itself no longer fits:
+	// a continuation is then not made (the turn ends with what it has) and
+	// any other call fails with ErrContextOverflow, which the caller
+	// answers by compacting and retrying.
+	Room func(ctx context.Context, req *engine.ChatRequest) (int, error)
 }
+
+// minContinueTokens is the least room worth a continuation round.
+const minContinueTokens = 32
 
 // Hooks observe a loop. Every field may be nil.
 type Hooks struct {
@@ -221,7 +233,7 @@ func (l *loop) turn(ctx context.Context) error {
 		}
 		calls := msg.ToolCalls()
 		if len(calls) == 0 {
-			if msg.StopReason == engine.StopLength && continuations < l.cfg.MaxContinuations {
+			if msg.StopReason == engine.StopLength && continuations < l.cfg.MaxContinuations && l.roomToContinue(ctx, specs) {
 				continuations++
 				if err := l.add(engine.UserText(ContinuePrompt)); err != nil {
 					return err
@@ -267,6 +279,19 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 		MaxTokens:     l.run.MaxTokens,
 		Thinking:      l.run.Thinking,
 		SessionID:     l.run.SessionID,
+	}
+	if l.run.Room != nil {
+		room, err := l.run.Room(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if room <= 0 {
+			return nil, &engine.ModelError{Kind: engine.ErrContextOverflow, Provider: l.run.Provider, Model: l.run.ModelID,
+				Message: "the conversation no longer fits the model's context window"}
+		}
+		if req.MaxTokens <= 0 || room < req.MaxTokens {
+			req.MaxTokens = room
+		}
 	}
 	var (
 		text, thinking strings.Builder
@@ -360,6 +385,18 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 	}
 	msg.StopReason = stop
 	return msg, nil
+}
+
+// roomToContinue reports whether a continuation round would still leave
+// the model room to write (always, without Run.Room).
+func (l *loop) roomToContinue(ctx context.Context, specs []engine.ToolSpec) bool {
+	if l.run.Room == nil {
+		return true
+	}
+	next := append(append([]engine.Message(nil), l.history...), engine.UserText(ContinuePrompt))
+	room, err := l.run.Room(ctx, &engine.ChatRequest{Model: l.run.ModelID, System: l.run.System, CacheBoundary: l.run.CacheBoundary,
+		Messages: next, Tools: specs, MaxTokens: l.run.MaxTokens, Thinking: l.run.Thinking, SessionID: l.run.SessionID})
+	return err == nil && room >= minContinueTokens
 }
 
 func textOnly(blocks []engine.Block) []engine.Block {

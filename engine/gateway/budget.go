@@ -158,6 +158,8 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 			g.mu.Lock()
 			g.levels[cacheKey] = lvl
 			g.mu.Unlock()
+			g.log.Info("context budget", "agent", ag.ID, "model", info.Ref, "window", w.Tokens, "boundBy", w.Knob,
+				"reply", b.Output, "fixedShare", b.Fixed, "fixed", fixed, "level", lvl.String(), "tools", len(p.specs))
 			known, start = true, lvl
 		}
 		need, err := p.tokens(ctx, info, []engine.Message{user})
@@ -211,4 +213,18 @@ func levelNote(l prompt.Level) string {
 		return ""
 	}
 	return strings.ReplaceAll(l.String(), "-", " ")
+}
+
+// room is agent.Run.Room for a plan: what the window leaves for the reply
+// of req (at most the budget's Output), 0 when the prompt exceeds the
+// budget's input share.
+func (p *turnPlan) room(ctx context.Context, req *engine.ChatRequest) (int, error) {
+	n, err := p.count(ctx, req)
+	if err != nil {
+		return 0, fmt.Errorf("count prompt tokens: %w", err)
+	}
+	if n > p.budget.Input {
+		return 0, nil
+	}
+	return p.budget.MaxOutput(n, p.budget.Output), nil
 }

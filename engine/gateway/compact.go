@@ -114,7 +114,7 @@ func (c *compactor) flushNeeded(e session.Entry) bool {
 // messages are never stored as messages and nothing reaches the user; one
 // custom entry records what happened. A failure is logged, never fatal to
 // the user's turn.
-func (c *compactor) flush(ctx context.Context, history []engine.Message) {
+func (c *compactor) flush(ctx context.Context, sessionID string, history []engine.Message) {
 	now := c.g.cfg.Now().In(c.ag.Location)
 	note := prompt.DailyMemoryPath(now)
 	tools := &flushTools{workspace: c.ag.Workspace, path: note}
@@ -124,6 +124,7 @@ func (c *compactor) flush(ctx context.Context, history []engine.Message) {
 		Model: c.model, Provider: c.info.Provider, ModelID: c.info.ID, API: c.info.API,
 		System: c.plan.prompt.System, CacheBoundary: c.plan.prompt.CacheBoundary,
 		History: msgs, Tools: tools, MaxTokens: min(c.plan.budget.Output, 512), Thinking: engine.ThinkingOff,
+		SessionID: sessionID, Room: c.plan.room,
 	}, agent.Hooks{})
 	rec := map[string]any{"path": note, "appendedChars": tools.wrote, "calls": tools.calls, "modelCalls": out.ModelCalls, "usage": out.Usage}
 	if err != nil {
@@ -147,7 +148,7 @@ func (c *compactor) flush(ctx context.Context, history []engine.Message) {
 // was nothing to compact.
 func (c *compactor) compact(ctx context.Context, trigger, instructions string) (res agent.CompactResult, ok bool, err error) {
 	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
-		if _, msgs, cerr := c.contextMessages(); cerr == nil && len(msgs) > 1 {
+		if _, msgs, cerr := c.contextMessages(); cerr == nil && compactable(msgs) {
 			// Flush before every compaction that had none in its cycle,
 			// whatever the threshold said: what compaction drops must have
 			// had its chance to be written down.
@@ -156,7 +157,7 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 				if last := msgs[len(msgs)-1]; last.Role == engine.RoleUser {
 					prior = msgs[:len(msgs)-1]
 				}
-				c.flush(ctx, prior)
+				c.flush(ctx, e.SessionID, prior)
 			}
 		}
 	}
@@ -202,6 +203,19 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 	c.g.resetLevels()
 	c.g.log.Info("compacted a session", "session", c.key, "trigger", trigger, "tokensBefore", res.TokensBefore, "tokensAfter", tokensAfter, "chunks", res.Chunks)
 	return res, true, nil
+}
+
+// compactable reports whether msgs hold at least two user turns besides a
+// leading summary: less is nothing to compact (agent.ErrNothingToCompact),
+// and no reason to flush either.
+func compactable(msgs []engine.Message) bool {
+	turns := 0
+	for i := range msgs {
+		if msgs[i].Role == engine.RoleUser && !(i == 0 && strings.HasPrefix(msgs[i].Text(), transcript.CompactionSummaryPrefix)) {
+			turns++
+		}
+	}
+	return turns >= 2
 }
 
 // flushTools is the flush turn's only tool: memory_append.

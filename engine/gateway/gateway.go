@@ -494,7 +494,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return nil, g.failTurn(ag, key, res, err)
 	} else {
 		if comp.flushDue(t.Entry, tokens) {
-			comp.flush(turnCtx, history[:len(history)-1])
+			comp.flush(turnCtx, t.SessionID, history[:len(history)-1])
 		}
 		if tokens > plan.budget.Input {
 			if history, err = g.compactToFit(turnCtx, comp, plan, info, TriggerBudget); err != nil {
@@ -568,6 +568,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		MaxTokens:     maxTokens,
 		Thinking:      thinking,
 		SessionID:     t.SessionID,
+		Room:          plan.room,
 	}
 	out, err := agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, run, hooks)
 	if err != nil && engine.KindOf(err) == engine.ErrContextOverflow {

@@ -85,6 +85,8 @@ type fakeModels struct {
 	m *fakeModel
 	// switchTo, when set, makes every turn fail over to it first.
 	switchTo string
+	// window, when set, is the model's context window (default 32000).
+	window int
 }
 
 func (f fakeModels) Resolve(refs []string, onSwitch func(Switch)) (agent.Model, ModelInfo, func() string, error) {
@@ -100,7 +102,11 @@ func (f fakeModels) Resolve(refs []string, onSwitch func(Switch)) (agent.Model, 
 			answered = f.switchTo
 		}}
 	}
-	return model, ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 32000}, func() string { return answered }, nil
+	window := 32000
+	if f.window > 0 {
+		window = f.window
+	}
+	return model, ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: window}, func() string { return answered }, nil
 }
 
 // switching announces a failover, then lets the next model answer.

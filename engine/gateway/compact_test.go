@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/agent"
+	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/transcript"
+)
+
+// memoryModel plays a model with a small window: it echoes user turns at
+// length, writes a note when asked to flush, and summarizes when asked to.
+type memoryModel struct {
+	*fakeModel
+	flushes, summaries int
+}
+
+const boilerNote = "- the boiler code is 4711"
+
+func (m *memoryModel) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
+	m.fakeModel.mu.Lock()
+	m.fakeModel.reqs = append(m.fakeModel.reqs, req)
+	m.fakeModel.mu.Unlock()
+	last := req.Messages[len(req.Messages)-1]
+	switch {
+	case last.Role == engine.RoleToolResult:
+		return reply("NO_REPLY")(ctx, req, emit)
+	case strings.Contains(last.Text(), "Session nearing compaction"):
+		m.flushes++
+		return callTool("memory_append", map[string]string{"text": boilerNote})(ctx, req, emit)
+	case len(req.Tools) == 0 && strings.Contains(req.System, "summar"):
+		m.summaries++
+		return reply("The user told stories about Lily and a red ball.")(ctx, req, emit)
+	}
+	return reply("Once upon a time " + strings.Repeat("there was a ball in the garden and ", 8) + "the end.")(ctx, req, emit)
+}
+
+// A long conversation on a small window: the flush writes the note once per
+// compaction cycle, nothing of it reaches the user, compaction follows, and
+// the next turn still sees what the flush stored.
+func TestLongConversationFlushAndCompact(t *testing.T) {
+	h := newHarness(t, "fake/model", nil)
+	mm := &memoryModel{fakeModel: h.model}
+	h.g.cfg.Models = fakeModels{m: h.model, window: 2048}
+	// fakeModels hands out h.model; route its calls through memoryModel.
+	h.g.cfg.Models = modelsFunc(func() (agent.Model, ModelInfo) {
+		return mm, ModelInfo{Ref: "fake/model", Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 2048}
+	})
+	h.g.agents["main"].Compaction.FlushEnabled = true
+	text := "Lily found a small red ball under the old oak tree in the garden, and she wondered who had lost it there. She asked her mother and her brother, but nobody knew."
+	var replies []string
+	for i := range 12 {
+		res, evs, err := h.send(t, text)
+		if err != nil {
+			t.Fatalf("turn %d: %v", i+1, err)
+		}
+		if res.Reply == "" || strings.Contains(res.Reply, "NO_REPLY") {
+			t.Fatalf("turn %d: reply %q", i+1, res.Reply)
+		}
+		for _, ev := range evs {
+			if strings.Contains(ev.Text, "NO_REPLY") || strings.Contains(ev.Text, "boiler") || (ev.Tool != nil && ev.Tool.Name == "memory_append") {
+				t.Fatalf("turn %d: the flush reached the user: %+v", i+1, ev)
+			}
+		}
+		replies = append(replies, res.Reply)
+	}
+	e, _, err := h.sessions.Get("main", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.CompactionCount < 1 {
+		t.Fatalf("no compaction in 12 long turns on a 2k window: %+v", e)
+	}
+	if mm.flushes < 1 || mm.flushes > e.CompactionCount+1 {
+		t.Errorf("%d flushes for %d compactions: want one per compaction cycle", mm.flushes, e.CompactionCount)
+	}
+	note := filepath.Join(h.workspace, prompt.DailyMemoryPath(time.Now()))
+	data, err := os.ReadFile(note)
+	if err != nil || !strings.Contains(string(data), boilerNote) {
+		t.Fatalf("memory note %s: %q %v", note, data, err)
+	}
+
+	_, entries, err := h.sessions.History("main", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compactions, flushEntries int
+	for _, en := range entries {
+		switch {
+		case en.Type == transcript.EntryCompaction:
+			compactions++
+			if en.Summary == "" || en.TokensBefore == 0 {
+				t.Errorf("compaction entry %+v", en)
+			}
+		case en.Type == transcript.EntryCustom && en.CustomType == MemoryFlushEntryType:
+			flushEntries++
+		case en.Message != nil:
+			if strings.Contains(en.Message.Text(), "nearing compaction") || en.Message.Role == engine.RoleToolResult {
+				t.Errorf("the flush turn is in the visible history: %+v", en.Message)
+			}
+		}
+	}
+	if compactions != e.CompactionCount || flushEntries != mm.flushes {
+		t.Errorf("transcript: %d compactions (entry says %d), %d flush entries (%d flushes)", compactions, e.CompactionCount, flushEntries, mm.flushes)
+	}
+
+	// The next turn sees the summary first and the note the flush wrote.
+	res, _, err := h.send(t, "What is the boiler code?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = res
+	reqs := h.model.requests()
+	last := reqs[len(reqs)-1]
+	if first := last.Messages[0].Text(); !strings.HasPrefix(first, transcript.CompactionSummaryPrefix) {
+		t.Errorf("the context does not start with the summary: %.80q", first)
+	}
+	var sees bool
+	for _, m := range last.Messages {
+		if m.Role == engine.RoleUser && strings.Contains(m.Text(), boilerNote) {
+			sees = true
+		}
+	}
+	if !sees {
+		t.Error("the turn after compaction does not see the note the flush stored")
+	}
+	for _, r := range reqs {
+		if strings.Contains(r.System, "Current Date & Time\n") && strings.Contains(r.System, "Runtime:") {
+			t.Fatal("the runtime line is in the system prompt")
+		}
+	}
+}
+
+// modelsFunc resolves every ref to one model.
+type modelsFunc func() (agent.Model, ModelInfo)
+
+func (f modelsFunc) Resolve([]string, func(Switch)) (agent.Model, ModelInfo, func() string, error) {
+	m, info := f()
+	return m, info, func() string { return "" }, nil
+}
+func (f modelsFunc) Refs() []string { return []string{"fake/model"} }
+
+// A [continue] round is a custom entry, never a user turn, and the next
+// context joins the two parts of the reply.
+func TestContinueIsCustomEntry(t *testing.T) {
+	cut := func(_ context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
+		emit(engine.Event{Type: engine.EventTextDelta, Text: "first half, "})
+		emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopLength, Usage: &engine.Usage{Input: 10, Output: 5}})
+		return nil
+	}
+	h := newHarness(t, "fake/model", nil, cut, reply("second half."))
+	res, _, err := h.send(t, "tell me")
+	if err != nil || res.Reply != "first half, second half." {
+		t.Fatalf("reply %+v %v", res, err)
+	}
+	_, entries, _ := h.sessions.History("main", "agent:main:main")
+	var kinds []string
+	for _, e := range entries {
+		switch {
+		case e.Message != nil:
+			kinds = append(kinds, string(e.Message.Role))
+		default:
+			kinds = append(kinds, string(e.Type)+":"+e.CustomType)
+		}
+	}
+	if got := strings.Join(kinds, " "); got != "user assistant custom:"+ContinueEntryType+" assistant" {
+		t.Errorf("entries: %s", got)
+	}
+	if _, _, err := h.send(t, "again"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.model.requests()
+	msgs := reqs[len(reqs)-1].Messages
+	if len(msgs) != 3 || msgs[1].Text() != "first half, second half." {
+		t.Errorf("next context: %d messages, reply %q", len(msgs), msgs[1].Text())
+	}
+}
+
+// A message that cannot fit even the slimmest prompt is refused with the
+// knob to change — never "/new".
+func TestMessageTooLongForWindow(t *testing.T) {
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.Models = fakeModels{m: h.model, window: 1024}
+	_, _, err := h.send(t, strings.Repeat("word ", 2000))
+	var ae interface{ Error() string }
+	if err == nil {
+		t.Fatal("a 10k-character message fit a 1k window")
+	}
+	ae = err
+	msg := ae.Error()
+	if !strings.Contains(msg, "context window is 1024") || !strings.Contains(msg, "shorter message") || strings.Contains(msg, "/new") {
+		t.Errorf("error %q", msg)
+	}
+	if len(h.model.requests()) != 0 {
+		t.Error("the model was called")
+	}
+}
+
+// A context-overflow error from the provider compacts and retries once.
+func TestOverflowCompactsAndRetries(t *testing.T) {
+	h := newHarness(t, "fake/model", nil, reply("one"), reply("two"),
+		fail(&engine.ModelError{Kind: engine.ErrContextOverflow, Message: "prompt too long"}),
+		reply("summary of one and two"), reply("three"))
+	for _, text := range []string{"a", "b"} {
+		if _, _, err := h.send(t, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _, err := h.send(t, "c")
+	if err != nil || res.Reply != "three" {
+		t.Fatalf("after overflow: %+v %v", res, err)
+	}
+	e, _, _ := h.sessions.Get("main", "agent:main:main")
+	if e.CompactionCount != 1 {
+		t.Errorf("compactionCount = %d", e.CompactionCount)
+	}
+	_, entries, _ := h.sessions.History("main", "agent:main:main")
+	for _, en := range entries {
+		if en.Type == transcript.EntryCompaction {
+			var d map[string]any
+			_ = json.Unmarshal(en.Details, &d)
+			if d["trigger"] != TriggerOverflow {
+				t.Errorf("trigger %v", d["trigger"])
+			}
+			return
+		}
+	}
+	t.Error("no compaction entry")
+}
