@@ -239,6 +239,15 @@ type SessionInfo struct {
 	OutputTokens int       `json:"outputTokens"`
 	TotalTokens  int       `json:"totalTokens"`
 	Messages     int       `json:"messages"`
+	// ContextTokens is the context size after the last turn or compaction
+	// (informative, OpenClaw's contextTokens).
+	ContextTokens int `json:"contextTokens"`
+	// CompactionCount counts the compactions of the current session;
+	// MemoryFlushAt and MemoryFlushCompactionCount say when the last
+	// pre-compaction memory flush ran and in which compaction cycle.
+	CompactionCount            int       `json:"compactionCount"`
+	MemoryFlushAt              time.Time `json:"memoryFlushAt,omitzero"`
+	MemoryFlushCompactionCount int       `json:"memoryFlushCompactionCount,omitempty"`
 }
 
 // History is a session's current transcript (GET /v1/sessions/history).

@@ -10,6 +10,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
 )
 
 // commands lists the slash commands with their help line.
@@ -22,6 +23,7 @@ var commands = []struct{ name, usage, help string }{
 	{"deny", "/deny <id>", "refuse a pending exec request"},
 	{"model", "/model [provider/model|default]", "show or set this session's model"},
 	{"think", "/think off|low|medium|high", "set this session's thinking level"},
+	{"compact", "/compact [instructions]", "summarize the older history now (optional focus for the summary); recent turns stay verbatim"},
 	{"help", "/help", "this list"},
 }
 
@@ -131,6 +133,13 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 			return nil, err
 		}
 		return reply("Thinking: " + args)
+
+	case "compact":
+		text, err := g.compactCommand(ctx, ag, key, args)
+		if err != nil {
+			return nil, err
+		}
+		return reply(text)
 	}
 	return nil, badRequest("unknown command /" + name)
 }
@@ -190,4 +199,45 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	b.WriteString(stateLines(st))
 	b.WriteString(g.approvalLines(key))
 	return b.String()
+}
+
+// compactCommand runs /compact [instructions] in the session's lane.
+func (g *Gateway) compactCommand(ctx context.Context, ag *Agent, key engine.SessionKey, instructions string) (string, error) {
+	release, _, err := g.lanes.Acquire(ctx, string(key))
+	if err != nil {
+		return "", &api.Error{Code: api.CodeAborted, Message: "stopped while waiting for the session"}
+	}
+	defer release()
+	e, ok, err := g.cfg.Sessions.Get(ag.ID, key)
+	if err != nil {
+		return "", g.internal("read the session", err)
+	}
+	if !ok || g.cfg.Sessions.Expired(e.UpdatedAt, g.cfg.Now()) {
+		return "Nothing to compact: this session has no history yet.", nil
+	}
+	ref := ag.Model
+	if e.ModelOverride != "" {
+		ref = e.ModelOverride
+	}
+	if ref == "" {
+		return "", &api.Error{Code: api.CodeModelFailed, Message: NoModelHelp}
+	}
+	model, info, _, err := g.cfg.Models.Resolve(append([]string{ref}, ag.Fallbacks...), nil)
+	if err != nil {
+		return "", &api.Error{Code: api.CodeModelFailed, Message: userMessage(err)}
+	}
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key}
+	plan, err := g.planTurn(ctx, ag, info, g.promptParams(ag, key, info, ag.Thinking), env, placeholder[0])
+	if err != nil {
+		return "", &api.Error{Code: api.CodeModelFailed, Message: userMessage(err)}
+	}
+	res, did, err := g.compactor(ag, key, model, info, plan).compact(ctx, TriggerManual, strings.TrimSpace(instructions))
+	if err != nil {
+		return "", &api.Error{Code: api.CodeModelFailed, Message: "compaction failed: " + userMessage(err)}
+	}
+	if !did {
+		return "Nothing to compact yet: the session holds fewer than two turns.", nil
+	}
+	after, _, _ := g.cfg.Sessions.Get(ag.ID, key)
+	return fmt.Sprintf("Compacted: %d → %d tokens (compaction #%d of this session). Recent turns are kept verbatim.", res.TokensBefore, after.ContextTokens, after.CompactionCount), nil
 }

@@ -234,3 +234,32 @@ func TestOverflowCompactsAndRetries(t *testing.T) {
 	}
 	t.Error("no compaction entry")
 }
+
+// /compact [instructions] compacts now, with the focus passed on.
+func TestCompactCommand(t *testing.T) {
+	h := newHarness(t, "fake/model", nil, reply("one"), reply("two"))
+	res, _, err := h.send(t, "/compact")
+	if err != nil || !strings.Contains(res.Reply, "Nothing to compact") {
+		t.Fatalf("empty session: %+v %v", res, err)
+	}
+	for _, text := range []string{"a", "b"} {
+		if _, _, err := h.send(t, text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, _, err = h.send(t, "/compact keep the names")
+	if err != nil || !strings.Contains(res.Reply, "Compacted:") || !strings.Contains(res.Reply, "#1") {
+		t.Fatalf("/compact: %+v %v", res, err)
+	}
+	reqs := h.model.requests()
+	if sys := reqs[len(reqs)-1].System; !strings.Contains(sys, "keep the names") {
+		t.Errorf("instructions not passed to the summarizer: %.200q", sys)
+	}
+	if _, _, err := h.send(t, "c"); err != nil {
+		t.Fatal(err)
+	}
+	reqs = h.model.requests()
+	if first := reqs[len(reqs)-1].Messages[0].Text(); !strings.HasPrefix(first, transcript.CompactionSummaryPrefix) {
+		t.Errorf("next turn does not start with the summary: %.60q", first)
+	}
+}

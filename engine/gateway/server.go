@@ -175,6 +175,8 @@ func sessionInfo(agentID string, key engine.SessionKey, e session.Entry) api.Ses
 		Key: string(key), AgentID: agentID, SessionID: e.SessionID, ChatType: e.ChatType, Channel: e.Channel,
 		DisplayName: e.DisplayName, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Model: e.LastModel,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, TotalTokens: e.TotalTokens, Messages: e.Messages,
+		ContextTokens: e.ContextTokens, CompactionCount: e.CompactionCount,
+		MemoryFlushAt: e.MemoryFlushAt, MemoryFlushCompactionCount: e.MemoryFlushCompactionCount,
 	}
 }
 
