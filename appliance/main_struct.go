@@ -45,6 +45,9 @@ type Main struct {
 	Stderr     io.Writer
 	// Ready, if set, is called once the API is served (tests wait on it).
 	Ready func(*Main)
+	// Now, if set, is the clock of the gateway and its sessions (tests
+	// cross a minute or a day without waiting); nil: time.Now.
+	Now func() time.Time
 
 	// Set while running.
 	Config  *config.Config
@@ -157,7 +160,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if reset.Mode == "none" {
 		idle = 0
 	}
-	sessions := session.NewManager(db, session.Config{DailyResetHour: &daily, IdleMinutes: idle, Location: loc})
+	sessions := session.NewManager(db, session.Config{DailyResetHour: &daily, IdleMinutes: idle, Location: loc, Now: m.Now})
 
 	lr := cfg.LocalRunner()
 	modelsDir := lr.ModelsDir
@@ -213,6 +216,7 @@ func (m *Main) Run(ctx context.Context) error {
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
 		Version:         version,
 		StateDir:        m.StateDir,
+		Now:             m.Now,
 		Socket:          m.Socket,
 		Logger:          log,
 		StateWarning:    db.Degraded,

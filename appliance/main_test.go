@@ -21,6 +21,12 @@ import (
 // once it is ready. The gateway stops when the test ends.
 func startMain(t testing.TB, config string) *Main {
 	t.Helper()
+	return startMainWith(t, config, nil)
+}
+
+// startMainWith is startMain with setup applied to the Main before it runs.
+func startMainWith(t testing.TB, config string, setup func(*Main)) *Main {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "ocm")
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +41,11 @@ func startMain(t testing.TB, config string) *Main {
 		ConfigPath: cfgPath,
 		StateDir:   filepath.Join(dir, "state"),
 		Socket:     filepath.Join(dir, "gw.sock"),
-		Stderr:     io.Discard,
+		Stderr:     testStderr(),
 		Ready:      func(*Main) { close(ready) },
+	}
+	if setup != nil {
+		setup(m)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -224,4 +233,13 @@ func TestRunnerKilledMidReply(t *testing.T) {
 	if err != nil || len(h.Entries) < 4 || !strings.Contains(string(h.Entries[1]), `"stopReason":"error"`) {
 		t.Fatalf("history: %d entries, %v", len(h.Entries), err)
 	}
+}
+
+// testStderr is where in-process gateways log: nowhere, unless
+// OPENCLAW_TEST_LOG=1 (debugging a test).
+func testStderr() io.Writer {
+	if os.Getenv("OPENCLAW_TEST_LOG") == "1" {
+		return os.Stderr
+	}
+	return io.Discard
 }

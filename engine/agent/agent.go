@@ -92,6 +92,12 @@ type Run struct {
 	// any other call fails with ErrContextOverflow, which the caller
 	// answers by compacting and retrying.
 	Room func(ctx context.Context, req *engine.ChatRequest) (int, error)
+	// MayContinue, when set, decides whether a reply cut at the output
+	// limit is continued with req, the continuation request (default: while
+	// Room leaves at least a few tokens). The gateway continues only while
+	// the context stays below its compaction threshold: on a small window a
+	// reply that would fill it ends instead.
+	MayContinue func(ctx context.Context, req *engine.ChatRequest) bool
 }
 
 // minContinueTokens is the least room worth a continuation round.
@@ -390,12 +396,16 @@ func (l *loop) call(ctx context.Context, specs []engine.ToolSpec) (*engine.Messa
 // roomToContinue reports whether a continuation round would still leave
 // the model room to write (always, without Run.Room).
 func (l *loop) roomToContinue(ctx context.Context, specs []engine.ToolSpec) bool {
-	if l.run.Room == nil {
+	if l.run.Room == nil && l.run.MayContinue == nil {
 		return true
 	}
 	next := append(append([]engine.Message(nil), l.history...), engine.UserText(ContinuePrompt))
-	room, err := l.run.Room(ctx, &engine.ChatRequest{Model: l.run.ModelID, System: l.run.System, CacheBoundary: l.run.CacheBoundary,
-		Messages: next, Tools: specs, MaxTokens: l.run.MaxTokens, Thinking: l.run.Thinking, SessionID: l.run.SessionID})
+	req := &engine.ChatRequest{Model: l.run.ModelID, System: l.run.System, CacheBoundary: l.run.CacheBoundary,
+		Messages: next, Tools: specs, MaxTokens: l.run.MaxTokens, Thinking: l.run.Thinking, SessionID: l.run.SessionID}
+	if l.run.MayContinue != nil {
+		return l.run.MayContinue(ctx, req)
+	}
+	room, err := l.run.Room(ctx, req)
 	return err == nil && room >= minContinueTokens
 }
 

@@ -23,11 +23,22 @@ type tokenCounter func(ctx context.Context, req *engine.ChatRequest) (int, error
 
 // counterFor is the model's own counter (a local model counts with its
 // tokenizer, chat template applied), else estimateTokens.
+//
+// A model that cannot count right now (its file is missing, the runner
+// cannot start) is estimated instead: the call itself then fails and the
+// failover chain moves on, or the user learns why — counting must not be
+// what breaks a turn.
 func counterFor(info ModelInfo) tokenCounter {
-	if info.Count != nil {
-		return info.Count
+	if info.Count == nil {
+		return estimateTokens
 	}
-	return estimateTokens
+	return func(ctx context.Context, req *engine.ChatRequest) (int, error) {
+		n, err := info.Count(ctx, req)
+		if err != nil && ctx.Err() == nil {
+			return estimateTokens(ctx, req)
+		}
+		return n, err
+	}
 }
 
 // estimateTokens is the estimate for models that cannot count before a

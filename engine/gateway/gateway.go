@@ -569,6 +569,13 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		Thinking:      thinking,
 		SessionID:     t.SessionID,
 		Room:          plan.room,
+		// A reply is continued only while the context stays below the
+		// compaction threshold: on a small window a reply that would fill
+		// it ends instead, leaving room for the next turn in the cache.
+		MayContinue: func(ctx context.Context, req *engine.ChatRequest) bool {
+			n, err := plan.count(ctx, req)
+			return err == nil && n+plan.budget.Output <= comp.settings.CompactAt(plan.budget.Window.Tokens)
+		},
 	}
 	out, err := agent.Loop(turnCtx, agent.Config{MaxTurns: ag.MaxTurns}, run, hooks)
 	if err != nil && engine.KindOf(err) == engine.ErrContextOverflow {

@@ -23,6 +23,13 @@ import (
 //  4. LevelSlim: the slim prompt (identity, tools, safety, workspace,
 //     untrusted-content rule, time zone).
 //
+// Example, the shipped defaults on stories260K (a 2,048-token window, its
+// own 512-token vocabulary): the reply gets 256 tokens, the prompt 1,792, the
+// fixed part at most 896. The full prompt with its 15 tools' schemas is
+// about 6,500 tokens, minimal tools still ~1,100 (the bootstrap files are
+// long in this vocabulary), so the slim prompt is used (~420 tokens), and
+// history takes the remaining ~1,370 until compaction summarizes it.
+//
 // The history is then compacted when the conversation does not fit (the
 // gateway's job), and only a new message that cannot fit even with the
 // slim prompt and no history is an error (OverflowError), which names the
@@ -107,8 +114,8 @@ func (l Level) Apply(p Params, fileChars int) Params {
 // and the conversation.
 type Budget struct {
 	Window Window
-	// Output is reserved for the reply: the configured maximum, at most a
-	// quarter of the window.
+	// Output is reserved for the reply: the configured maximum, at most an
+	// eighth of the window (a 2k local model: 256 tokens a call).
 	Output int
 	// Input is what a prompt may take: Window − Output.
 	Input int
@@ -117,12 +124,14 @@ type Budget struct {
 }
 
 // NewBudget reserves maxOutput tokens for the reply (default 1024), at most
-// a quarter of the window.
+// an eighth of the window: on a small window a long reply would leave no
+// room for the next turn, and the reply can still be continued (while the
+// context stays below the compaction threshold).
 func NewBudget(w Window, maxOutput int) Budget {
 	if maxOutput <= 0 {
 		maxOutput = 1024
 	}
-	out := min(maxOutput, w.Tokens/4)
+	out := max(1, min(maxOutput, w.Tokens/8))
 	in := w.Tokens - out
 	return Budget{Window: w, Output: out, Input: in, Fixed: in / 2}
 }

@@ -58,14 +58,14 @@ func TestScaleCompaction(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	b := NewBudget(Window{Tokens: 2048, Knob: "models.local.contextSize"}, 0)
-	if b.Output != 512 || b.Input != 1536 || b.Fixed != 768 {
+	if b.Output != 256 || b.Input != 1792 || b.Fixed != 896 {
 		t.Fatalf("budget %+v", b)
 	}
 	if got := b.MaxOutput(1800, 1024); got != 248 {
 		t.Errorf("MaxOutput = %d", got)
 	}
 	err := (&OverflowError{Need: 3000, Budget: b}).Error()
-	for _, want := range []string{"3000 tokens", "2048", "models.local.contextSize", "512", "shorter message"} {
+	for _, want := range []string{"3000 tokens", "2048", "models.local.contextSize", "256", "shorter message"} {
 		if !strings.Contains(err, want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
