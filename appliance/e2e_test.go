@@ -96,6 +96,10 @@ func TestScripts(t *testing.T) {
 				}
 				return true, nil
 			}
+			if cond == "long" {
+				// The 30-turn conversations: make test-conversation.
+				return os.Getenv("OPENCLAW_LONG_TESTS") == "1", nil
+			}
 			if cond == "landlock" {
 				active, _ := sandbox.New(sandbox.Config{Helper: []string{"openclaw-gateway", "sandbox"}}).Status()
 				return active, nil

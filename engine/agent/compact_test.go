@@ -51,7 +51,9 @@ func replyAll(s string) func(int, *engine.ChatRequest) (string, error) {
 	return func(int, *engine.ChatRequest) (string, error) { return s, nil }
 }
 
-func isMerge(req *engine.ChatRequest) bool { return strings.HasPrefix(req.System, mergePrompt) }
+func isMerge(req *engine.ChatRequest) bool {
+	return strings.HasPrefix(req.System, mergePrompt) || strings.HasPrefix(req.System, shortMergePrompt)
+}
 
 // runeCount is a deterministic Counter: a token per 4 runes (rounded up) of
 // all of a message's blocks, plus one a message.
@@ -231,7 +233,7 @@ func TestCompactSerialization(t *testing.T) {
 	if req.Model != "tiny" || req.MaxTokens != 300 || req.Thinking != engine.ThinkingOff || len(req.Tools) != 0 || req.SessionID != "s1:compact" {
 		t.Errorf("request: model %q max %d thinking %q tools %d session %q", req.Model, req.MaxTokens, req.Thinking, len(req.Tools), req.SessionID)
 	}
-	if !strings.HasPrefix(req.System, summarizerPrompt) || !strings.Contains(req.System, "focus on hosts") {
+	if !(strings.HasPrefix(req.System, summarizerPrompt) || strings.HasPrefix(req.System, shortSummarizerPrompt)) || !strings.Contains(req.System, "focus on hosts") {
 		t.Errorf("system prompt lacks the summarizer prompt or the instructions:\n%s", req.System)
 	}
 	text := userText(t, req)

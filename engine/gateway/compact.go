@@ -118,13 +118,15 @@ func (c *compactor) flush(ctx context.Context, sessionID string, history []engin
 	now := c.g.cfg.Now().In(c.ag.Location)
 	note := prompt.DailyMemoryPath(now)
 	tools := &flushTools{workspace: c.ag.Workspace, path: note}
-	msgs := append(append([]engine.Message(nil), history...),
-		engine.UserText(fmt.Sprintf(FlushPrompt, path.Base(note))))
+	ask := engine.UserText(fmt.Sprintf(FlushPrompt, path.Base(note)))
+	msgs := c.fitFlush(ctx, history, ask)
 	out, err := agent.Loop(ctx, agent.Config{MaxTurns: 3, MaxContinuations: 1}, agent.Run{
 		Model: c.model, Provider: c.info.Provider, ModelID: c.info.ID, API: c.info.API,
 		System: c.plan.prompt.System, CacheBoundary: c.plan.prompt.CacheBoundary,
 		History: msgs, Tools: tools, MaxTokens: min(c.plan.budget.Output, 512), Thinking: engine.ThinkingOff,
-		SessionID: sessionID, Room: c.plan.room,
+		// Its own runner slot: its request (another tool, another last
+		// message) would otherwise replace the session's cached prefix.
+		SessionID: sessionID + ":flush", Room: c.plan.room,
 	}, agent.Hooks{})
 	rec := map[string]any{"path": note, "appendedChars": tools.wrote, "calls": tools.calls, "modelCalls": out.ModelCalls, "usage": out.Usage}
 	if err != nil {
@@ -141,6 +143,37 @@ func (c *compactor) flush(ctx context.Context, sessionID string, history []engin
 	if err := c.g.cfg.Sessions.MemoryFlushed(c.ag.ID, c.key, entry); err != nil {
 		c.g.log.Error("could not record the memory flush", "session", c.key, "err", err)
 	}
+}
+
+// fitFlush is history (without its oldest messages, when the whole does not
+// fit the window with the flush's own request and tool) followed by ask.
+// The flush is about what the recent turns said; the oldest ones are about
+// to be summarized anyway.
+func (c *compactor) fitFlush(ctx context.Context, history []engine.Message, ask engine.Message) []engine.Message {
+	with := func(from int) []engine.Message {
+		return append(append([]engine.Message(nil), history[from:]...), ask)
+	}
+	fits := func(from int) bool {
+		req := c.plan.request(c.info, with(from))
+		req.Tools = []engine.ToolSpec{memoryAppendSpec}
+		n, err := c.plan.count(ctx, req)
+		return err == nil && n+min(c.plan.budget.Output, 512) <= c.plan.budget.Window.Tokens
+	}
+	// Binary search for the first start that fits, at user-message
+	// boundaries so a tool result never opens the history.
+	lo, hi := 0, len(history)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fits(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	for lo < len(history) && history[lo].Role != engine.RoleUser {
+		lo++
+	}
+	return with(lo)
 }
 
 // compact summarizes the session's older history into a compaction entry.
@@ -182,6 +215,11 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 	}
 	if err != nil {
 		return res, false, fmt.Errorf("compact: %w", err)
+	}
+	// The entry and the session report the size of the whole context
+	// (system prompt and tools included), before and after.
+	if n, cerr := c.plan.tokens(ctx, c.info, msgs); cerr == nil {
+		res.TokensBefore = n
 	}
 	firstKept := ""
 	for i := res.FirstKept; i < len(items); i++ {

@@ -39,7 +39,7 @@ func (m *memoryModel) Stream(ctx context.Context, req *engine.ChatRequest, emit 
 		m.summaries++
 		return reply("The user told stories about Lily and a red ball.")(ctx, req, emit)
 	}
-	return reply("Once upon a time " + strings.Repeat("there was a ball in the garden and ", 8) + "the end.")(ctx, req, emit)
+	return reply("Once upon a time "+strings.Repeat("there was a ball in the garden and ", 8)+"the end.")(ctx, req, emit)
 }
 
 // A long conversation on a small window: the flush writes the note once per
