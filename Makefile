@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-crash test-short check bench fake-model deps fuzz test-load bench-import clean
+.PHONY: all build build-pure run test test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation clean
 
 all: build
 
@@ -120,6 +120,14 @@ fake-model:
 ## duration. Not part of `make test`.
 test-load:
 	CGO_ENABLED=0 $(GO) test -tags 'loadtest nollamacpp' -count=1 -timeout 20m -v -run TestLoad ./appliance/
+
+## test-conversation: the 30-turn conversations of issue 8 on both test models
+## (a real openclaw-runner, the shipped defaults with tools on): every turn
+## answered, at least one compaction, no error reply, the export holds the
+## compaction entry. make test runs 8-turn versions. Not part of make test:
+## about 10–25 minutes on 2 cores.
+test-conversation:
+	OPENCLAW_LONG_TESTS=1 $(GO) test -count=1 -timeout 60m -v -run 'TestScripts/conversation_.*_30' ./appliance/
 
 ## bench-import: stream a generated 50 MB OpenClaw v3 transcript into a real
 ## pure-Go gateway; logs the import time and the gateway's peak RSS (VmHWM),

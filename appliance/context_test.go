@@ -148,11 +148,9 @@ func BenchmarkLocalContext(b *testing.B) {
 				m := startMainWith(b, localConfig(b, file), nil)
 				c := client.New(m.Socket)
 				key := fmt.Sprintf("agent:main:bench-%d", i)
-				// Load the runner without touching the session's KV: the cold
-				// turn pays its whole prompt, not the model load.
-				if _, err := c.Send(context.Background(), api.SendRequest{Text: "/compact", SessionKey: key}, nil); err != nil {
-					b.Fatal(err)
-				}
+				// The cold turn is the first on a fresh gateway: it pays its
+				// whole prompt and the runner's start (tens of ms for these
+				// files).
 				var turns []turnStats
 				for j := range 6 {
 					turns = append(turns, sendTurn(b, c, key, fmt.Sprintf("(%d) %s", j+1, lilyText)))

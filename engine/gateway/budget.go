@@ -153,6 +153,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 	g.mu.Lock()
 	start, known := g.levels[cacheKey]
 	g.mu.Unlock()
+	var tried []string // "level=tokens" of the levels that did not fit, for the log
 	for lvl := start; ; lvl++ {
 		p, err := build(lvl)
 		if err != nil {
@@ -164,13 +165,14 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 				return nil, err
 			}
 			if fixed > b.Fixed && lvl < prompt.LevelSlim {
+				tried = append(tried, fmt.Sprintf("%s=%d", lvl, fixed))
 				continue
 			}
 			g.mu.Lock()
 			g.levels[cacheKey] = lvl
 			g.mu.Unlock()
 			g.log.Info("context budget", "agent", ag.ID, "model", info.Ref, "window", w.Tokens, "boundBy", w.Knob,
-				"reply", b.Output, "fixedShare", b.Fixed, "fixed", fixed, "level", lvl.String(), "tools", len(p.specs))
+				"reply", b.Output, "fixedShare", b.Fixed, "fixed", fixed, "level", lvl.String(), "tools", len(p.specs), "tooBig", strings.Join(tried, " "))
 			known, start = true, lvl
 		}
 		need, err := p.tokens(ctx, info, []engine.Message{user})
