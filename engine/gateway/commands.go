@@ -170,6 +170,13 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	if e, ok, _ := g.cfg.Sessions.Get(ag.ID, key); ok {
 		fmt.Fprintf(&b, "Session id: %s   Messages: %d\n", e.SessionID, e.Messages)
 		fmt.Fprintf(&b, "Tokens: %d in / %d out / %d context\n", e.InputTokens, e.OutputTokens, e.ContextTokens)
+		if e.CompactionCount > 0 || !e.MemoryFlushAt.IsZero() {
+			fmt.Fprintf(&b, "Compactions: %d", e.CompactionCount)
+			if !e.MemoryFlushAt.IsZero() {
+				fmt.Fprintf(&b, "   Last memory flush: %s (cycle %d)", e.MemoryFlushAt.Format(time.RFC3339), e.MemoryFlushCompactionCount)
+			}
+			b.WriteString("\n")
+		}
 		if e.ModelOverride != "" {
 			model = e.ModelOverride + " (session override)"
 		}
