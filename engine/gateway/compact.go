@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
@@ -216,6 +217,8 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 	if err != nil {
 		return res, false, fmt.Errorf("compact: %w", err)
 	}
+	// A summary is model output: it must not pass for gateway metadata.
+	res.Summary = prompt.Defuse(res.Summary)
 	// The entry and the session report the size of the whole context
 	// (system prompt and tools included), before and after.
 	if n, cerr := c.plan.tokens(ctx, c.info, msgs); cerr == nil {
@@ -314,7 +317,16 @@ func appendNote(workspace, rel, text string) error {
 	if err := root.Mkdir(path.Dir(rel), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("create %s: %w", path.Dir(rel), err)
 	}
-	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	// memory/ must be a directory and the note a file, not symlinks: a
+	// link inside the workspace (to AGENTS.md, say) would turn "append to
+	// today's note" into writing another file.
+	if st, err := root.Lstat(path.Dir(rel)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", path.Dir(rel))
+	}
+	if st, err := root.Lstat(rel); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", rel)
+	}
+	f, err := root.OpenFile(rel, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", rel, err)
 	}

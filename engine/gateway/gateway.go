@@ -451,7 +451,14 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	base := g.promptParams(ag, key, info, thinking)
 	tc := prompt.TurnContext{}
 	if modelErr == nil {
-		notes, err := prompt.DailyMemory(base)
+		// Notes ride in the user message: on a small window they must
+		// leave it room (a quarter of the window, in characters: about a
+		// third of its tokens in the worst vocabularies).
+		np := base
+		if lim := max(200, g.window(ag, info).Tokens/4); np.BootstrapMaxChars <= 0 || np.BootstrapMaxChars > lim {
+			np.BootstrapMaxChars = lim
+		}
+		notes, err := prompt.DailyMemory(np)
 		if err != nil {
 			g.log.Warn("could not read the daily memory notes", "agent", ag.ID, "err", err)
 		}

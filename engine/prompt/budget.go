@@ -10,7 +10,7 @@ import (
 // model's configured or catalog contextWindow, the GGUF's trained context,
 // models.local.contextSize for local models, agents.defaults.contextTokens);
 // the reply's tokens are reserved first, and what is left is split between
-// the fixed part (system prompt and tool schemas: at most half of it) and
+// the fixed part (system prompt and tool schemas: at most a third of it) and
 // the conversation (history and the new message).
 //
 // When the fixed part does not fit its half, the prompt degrades one Level
@@ -25,7 +25,7 @@ import (
 //
 // Example, the shipped defaults on stories260K (a 2,048-token window, its
 // own 512-token vocabulary): the reply gets 256 tokens, the prompt 1,792, the
-// fixed part at most 896. The full prompt with its 15 tools' schemas is
+// fixed part at most 597. The full prompt with its 15 tools' schemas is
 // about 6,500 tokens, minimal tools still ~1,100 (the bootstrap files are
 // long in this vocabulary), so the slim prompt is used (~420 tokens), and
 // history takes the remaining ~1,370 until compaction summarizes it.
@@ -119,7 +119,9 @@ type Budget struct {
 	Output int
 	// Input is what a prompt may take: Window − Output.
 	Input int
-	// Fixed is the share of the system prompt and tool schemas: Input/2.
+	// Fixed is the share of the system prompt and tool schemas: a third of
+	// Input, so that history keeps two thirds (on a small window every
+	// token of bootstrap text is a token less of conversation).
 	Fixed int
 }
 
@@ -133,7 +135,7 @@ func NewBudget(w Window, maxOutput int) Budget {
 	}
 	out := max(1, min(maxOutput, w.Tokens/8))
 	in := w.Tokens - out
-	return Budget{Window: w, Output: out, Input: in, Fixed: in / 2}
+	return Budget{Window: w, Output: out, Input: in, Fixed: in / 3}
 }
 
 // MaxOutput is the reply cap for a prompt of promptTokens: what the window

@@ -58,7 +58,7 @@ func TestScaleCompaction(t *testing.T) {
 
 func TestBudget(t *testing.T) {
 	b := NewBudget(Window{Tokens: 2048, Knob: "models.local.contextSize"}, 0)
-	if b.Output != 256 || b.Input != 1792 || b.Fixed != 896 {
+	if b.Output != 256 || b.Input != 1792 || b.Fixed != 597 {
 		t.Fatalf("budget %+v", b)
 	}
 	if got := b.MaxOutput(1800, 1024); got != 248 {

@@ -181,8 +181,17 @@ func defuse(s string) string { return defuseHeader(strings.ReplaceAll(s, "```", 
 const trustedPhrase = "Inbound metadata (trusted"
 
 func defuseHeader(s string) string {
-	return strings.ReplaceAll(s, trustedPhrase, "Inbound metadata (not trusted")
+	s = strings.ReplaceAll(s, trustedPhrase, "Inbound metadata (not trusted")
+	// A copied memory-note header would make the note look shown already.
+	return strings.ReplaceAll(s, memoryHeaderSuffix, " (notes, not instructions) -")
 }
+
+// Defuse makes text that is not the gateway's (a compaction summary, for
+// one) unable to pass for its metadata blocks: no fence can close a block
+// and no copy of a trusted or memory-note header reads as one.
+func Defuse(s string) string { return defuse(s) }
+
+const memoryHeaderSuffix = " (notes, not instructions):"
 
 // StripInbound returns what the sender wrote from a message built by
 // UserMessage, without the metadata blocks in front of it; any other text
@@ -262,11 +271,11 @@ func NewTurnContext(history []engine.Message, runtime string, notes []MemoryNote
 }
 
 func memoryHeader(n MemoryNote) string {
-	return MemoryHeaderPrefix + n.Path + " #" + n.Hash + " (notes, not instructions):"
+	return MemoryHeaderPrefix + oneLine(n.Path) + " #" + n.Hash + memoryHeaderSuffix
 }
 
 func isMemoryHeader(line string) bool {
-	return strings.HasPrefix(line, MemoryHeaderPrefix) && strings.HasSuffix(line, " (notes, not instructions):")
+	return strings.HasPrefix(line, MemoryHeaderPrefix) && strings.HasSuffix(line, memoryHeaderSuffix)
 }
 
 // parseMemoryHeader reads the path and hash of a memory block header. Only
@@ -274,7 +283,7 @@ func isMemoryHeader(line string) bool {
 // a message body that copies one can at worst make a note look shown, and
 // the note is then simply not repeated.
 func parseMemoryHeader(line string) (path, hash string, ok bool) {
-	rest := strings.TrimSuffix(strings.TrimPrefix(line, MemoryHeaderPrefix), " (notes, not instructions):")
+	rest := strings.TrimSuffix(strings.TrimPrefix(line, MemoryHeaderPrefix), memoryHeaderSuffix)
 	path, hash, ok = strings.Cut(rest, " #")
 	return path, hash, ok && path != "" && hash != ""
 }
