@@ -804,21 +804,9 @@ func (c *compactor) capText(ctx context.Context, s string, budget int) (string, 
 		}
 		return strings.TrimRightFunc(p, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' }) + "…"
 	}
-	lo, hi := 0, len(r)-1
-	for lo < hi {
-		if err := ctx.Err(); err != nil {
-			return "", err
-		}
-		mid := (lo + hi + 1) / 2
-		n, err := c.countText(ctx, cut(mid))
-		if err != nil {
-			return "", fmt.Errorf("compact: count tokens: %w", err)
-		}
-		if n <= budget {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
+	lo, err := c.largestFitting(ctx, len(r)-1, budget, cut)
+	if err != nil {
+		return "", err
 	}
 	if lo == 0 {
 		return "", nil
@@ -835,15 +823,25 @@ func (c *compactor) fitHeadTail(ctx context.Context, s string, budget int) (stri
 		t := k - h
 		return string(r[:h]) + fmt.Sprintf("\n[... %d chars omitted to fit the summarizer's window ...]\n", len(r)-k) + string(r[len(r)-t:])
 	}
-	lo, hi := 0, len(r)
+	lo, err := c.largestFitting(ctx, len(r), budget, keep)
+	if err != nil {
+		return "", err
+	}
+	return keep(lo), nil
+}
+
+// largestFitting is the largest k in [0, max] whose render(k) counts at
+// most budget tokens (binary search: render grows with k).
+func (c *compactor) largestFitting(ctx context.Context, max, budget int, render func(int) string) (int, error) {
+	lo, hi := 0, max
 	for lo < hi {
 		if err := ctx.Err(); err != nil {
-			return "", err
+			return 0, err
 		}
 		mid := (lo + hi + 1) / 2
-		n, err := c.countText(ctx, keep(mid))
+		n, err := c.countText(ctx, render(mid))
 		if err != nil {
-			return "", fmt.Errorf("compact: count tokens: %w", err)
+			return 0, fmt.Errorf("compact: count tokens: %w", err)
 		}
 		if n <= budget {
 			lo = mid
@@ -851,7 +849,7 @@ func (c *compactor) fitHeadTail(ctx context.Context, s string, budget int) (stri
 			hi = mid - 1
 		}
 	}
-	return keep(lo), nil
+	return lo, nil
 }
 
 // estimateTokens is the Counter used when none is given: about four
