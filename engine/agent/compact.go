@@ -48,6 +48,11 @@ type CompactRequest struct {
 	// summary. Zero or more than a third of what the window leaves after
 	// the summarizer's prompt is lowered to that third.
 	SummaryTokens int
+	// KeepFrom, when > 0, is the index of the first message that must stay
+	// verbatim whatever KeepRecentTokens says: the user message of the turn
+	// being answered (compaction before or during a turn must not
+	// summarize the question away).
+	KeepFrom int
 	// Instructions is an optional focus, from `/compact [instructions]`.
 	Instructions string
 	// Thinking is the summarizer's reasoning level; empty means off.
@@ -186,6 +191,10 @@ func Compact(ctx context.Context, req CompactRequest) (CompactResult, error) {
 	cut, err := cutPoint(ctx, msgs, start, req.KeepRecentTokens, c.count)
 	if err != nil {
 		return CompactResult{}, err
+	}
+	if req.KeepFrom > 0 && cut > req.KeepFrom {
+		// The turn being answered is never summarized away, however big.
+		cut = req.KeepFrom
 	}
 	if cut <= start {
 		return CompactResult{}, ErrNothingToCompact

@@ -616,3 +616,22 @@ func TestEstimateTokens(t *testing.T) {
 		t.Errorf("res %+v, err %v", res, err)
 	}
 }
+
+// The turn being answered stays verbatim even when it alone exceeds
+// KeepRecentTokens.
+func TestCompactKeepFrom(t *testing.T) {
+	long := strings.Repeat("word ", 400)
+	msgs := []engine.Message{
+		engine.UserText("first question " + long), {Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("answer " + long)}},
+		engine.UserText("second question " + long), {Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("answer " + long)}},
+		engine.UserText("the new question " + long),
+	}
+	m := &fakeSummarizer{reply: replyAll("summary")}
+	res, err := Compact(context.Background(), CompactRequest{Model: m, Messages: msgs, Count: runeCount, KeepRecentTokens: 10, Window: 4000, SummaryTokens: 100, KeepFrom: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FirstKept != 4 {
+		t.Errorf("FirstKept = %d, want 4 (the new question)", res.FirstKept)
+	}
+}

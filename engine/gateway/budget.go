@@ -154,6 +154,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 	start, known := g.levels[cacheKey]
 	g.mu.Unlock()
 	var tried []string // "level=tokens" of the levels that did not fit, for the log
+	forced := false    // degrading further for this message only: not remembered
 	for lvl := start; ; lvl++ {
 		p, err := build(lvl)
 		if err != nil {
@@ -168,9 +169,11 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 				tried = append(tried, fmt.Sprintf("%s=%d", lvl, fixed))
 				continue
 			}
-			g.mu.Lock()
-			g.levels[cacheKey] = lvl
-			g.mu.Unlock()
+			if !forced {
+				g.mu.Lock()
+				g.levels[cacheKey] = lvl
+				g.mu.Unlock()
+			}
 			g.log.Info("context budget", "agent", ag.ID, "model", info.Ref, "window", w.Tokens, "boundBy", w.Knob,
 				"reply", b.Output, "fixedShare", b.Fixed, "fixed", fixed, "level", lvl.String(), "tools", len(p.specs), "tooBig", strings.Join(tried, " "))
 			known, start = true, lvl
@@ -187,7 +190,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 		}
 		// This message is too long for the usual level: degrade further for
 		// this turn only (the remembered level stays).
-		known = false
+		known, forced = false, true
 	}
 }
 

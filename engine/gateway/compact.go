@@ -134,6 +134,7 @@ func (c *compactor) flush(ctx context.Context, sessionID string, history []engin
 		rec["error"] = err.Error()
 		c.g.log.Warn("memory flush failed", "session", c.key, "err", err)
 	}
+	failed := err != nil && tools.wrote == 0
 	reply := strings.TrimSpace(out.Text)
 	if len(reply) > 200 {
 		reply = reply[:200]
@@ -141,6 +142,14 @@ func (c *compactor) flush(ctx context.Context, sessionID string, history []engin
 	rec["reply"] = reply
 	data, _ := json.Marshal(rec) // plain values
 	entry := transcript.Entry{Type: transcript.EntryCustom, CustomType: MemoryFlushEntryType, Data: data, Timestamp: transcript.Timestamp(c.g.cfg.Now())}
+	if failed {
+		// Recorded, but the cycle is not marked flushed: the next
+		// crossing (or compaction) tries again.
+		if _, err := c.g.cfg.Sessions.AppendEntries(c.ag.ID, c.key, entry); err != nil {
+			c.g.log.Error("could not record the failed memory flush", "session", c.key, "err", err)
+		}
+		return
+	}
 	if err := c.g.cfg.Sessions.MemoryFlushed(c.ag.ID, c.key, entry); err != nil {
 		c.g.log.Error("could not record the memory flush", "session", c.key, "err", err)
 	}
@@ -181,6 +190,9 @@ func (c *compactor) fitFlush(ctx context.Context, history []engine.Message, ask 
 // The flush runs first when this cycle has had none. ok is false when there
 // was nothing to compact.
 func (c *compactor) compact(ctx context.Context, trigger, instructions string) (res agent.CompactResult, ok bool, err error) {
+	// Before or during a turn (budget, overflow) the turn's own user
+	// message and what follows it are kept verbatim.
+	keepTurn := trigger == TriggerBudget || trigger == TriggerOverflow
 	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
 		if _, msgs, cerr := c.contextMessages(); cerr == nil && compactable(msgs) {
 			// Flush before every compaction that had none in its cycle,
@@ -195,14 +207,31 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 			}
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return res, false, err
+	}
 	items, msgs, err := c.contextMessages()
 	if err != nil {
 		return res, false, err
 	}
+	keepFrom := 0
+	if keepTurn {
+		for i := len(msgs) - 1; i > 0; i-- {
+			if msgs[i].Role == engine.RoleUser {
+				keepFrom = i
+				break
+			}
+		}
+	}
+	sessionID := ""
+	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
+		sessionID = e.SessionID
+	}
 	count := messageCounter(c.info, c.plan.count)
 	res, err = agent.Compact(ctx, agent.CompactRequest{
-		Model: c.model, ModelID: c.info.ID,
+		Model: c.model, ModelID: c.info.ID, SessionID: sessionID,
 		Messages:         msgs,
+		KeepFrom:         keepFrom,
 		Count:            count,
 		KeepRecentTokens: c.settings.KeepRecentTokens,
 		Window:           c.plan.budget.Window.Tokens,
@@ -217,8 +246,9 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 	if err != nil {
 		return res, false, fmt.Errorf("compact: %w", err)
 	}
-	// A summary is model output: it must not pass for gateway metadata.
-	res.Summary = prompt.Defuse(res.Summary)
+	// A summary is model output: it must not pass for gateway metadata nor
+	// close its own <summary> wrapper.
+	res.Summary = strings.ReplaceAll(prompt.Defuse(res.Summary), "</summary>", "</ summary>")
 	// The entry and the session report the size of the whole context
 	// (system prompt and tools included), before and after.
 	if n, cerr := c.plan.tokens(ctx, c.info, msgs); cerr == nil {
@@ -334,6 +364,10 @@ func appendNote(workspace, rel, text string) error {
 	if err == nil && !st.Mode().IsRegular() {
 		err = fmt.Errorf("%s is not a regular file", rel)
 	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); err == nil && ok && sys.Nlink > 1 {
+		// A hard link could point at a file outside the workspace.
+		err = fmt.Errorf("%s has other hard links; refusing to append to it", rel)
+	}
 	if err == nil {
 		prefix := ""
 		if st.Size() > 0 {
@@ -346,6 +380,13 @@ func appendNote(workspace, rel, text string) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil {
+		// The note's directory entry must survive a crash too.
+		if d, derr := root.Open(path.Dir(rel)); derr == nil {
+			err = d.Sync()
+			d.Close()
+		}
 	}
 	return err
 }

@@ -306,3 +306,35 @@ func TestMemoryAppendRefusesLinks(t *testing.T) {
 		t.Error("an oversized note was appended")
 	}
 }
+
+// A remote model without a configured maxTokens gets the provider's own
+// default, not a cap of the budget's.
+func TestRemoteReplyNotCapped(t *testing.T) {
+	h := newHarness(t, "fake/model", nil, reply("hi"))
+	if _, _, err := h.send(t, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.model.requests()[0].MaxTokens; got != 0 {
+		t.Errorf("MaxTokens = %d, want 0 (the provider's default)", got)
+	}
+}
+
+// One long message degrades the prompt for its own turn only.
+func TestLongMessageDoesNotStickLevel(t *testing.T) {
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.Models = fakeModels{m: h.model, window: 8192}
+	if _, _, err := h.send(t, "short"); err != nil {
+		t.Fatal(err)
+	}
+	first := h.model.requests()[0].System
+	if _, _, err := h.send(t, strings.Repeat("long words here ", 1200)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := h.send(t, "short again"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := h.model.requests()
+	if last := reqs[len(reqs)-1].System; last != first {
+		t.Errorf("the prompt stayed degraded after the long message: %d vs %d bytes", len(last), len(first))
+	}
+}

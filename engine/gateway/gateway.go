@@ -455,9 +455,13 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		// leave it room (a quarter of the window, in characters: about a
 		// third of its tokens in the worst vocabularies).
 		np := base
-		if lim := max(200, g.window(ag, info).Tokens/4); np.BootstrapMaxChars <= 0 || np.BootstrapMaxChars > lim {
-			np.BootstrapMaxChars = lim
+		if np.BootstrapMaxChars <= 0 {
+			np.BootstrapMaxChars = prompt.DefaultBootstrapMaxChars
+			if np.LocalModel {
+				np.BootstrapMaxChars = prompt.LocalBootstrapMaxChars
+			}
 		}
+		np.BootstrapMaxChars = min(np.BootstrapMaxChars, max(200, g.window(ag, info).Tokens/4))
 		notes, err := prompt.DailyMemory(np)
 		if err != nil {
 			g.log.Warn("could not read the daily memory notes", "agent", ag.ID, "err", err)
@@ -500,7 +504,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	if tokens, err := plan.tokens(turnCtx, info, history); err != nil {
 		return nil, g.failTurn(ag, key, res, err)
 	} else {
-		if comp.flushDue(t.Entry, tokens) {
+		if comp.flushDue(t.Entry, tokens) && compactable(history) {
 			comp.flush(turnCtx, t.SessionID, history[:len(history)-1])
 		}
 		if tokens > plan.budget.Input {
@@ -509,7 +513,21 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 			}
 		}
 	}
-	maxTokens := plan.budget.Output
+	// The reply cap: the configured one; a local model's budget share; for
+	// a remote model without one, the provider's own default (a cap of
+	// ours would cut reasoning models short), its window checked by the
+	// provider (an overflow error compacts and retries).
+	maxTokens := ag.MaxTokens
+	if maxTokens == 0 {
+		maxTokens = info.MaxTokens
+	}
+	room := plan.room
+	switch {
+	case maxTokens == 0 && info.Local:
+		maxTokens = plan.budget.Output
+	case maxTokens == 0:
+		room = nil
+	}
 
 	filter := delivery.NewStreamFilter()
 	flush := func() {
@@ -575,7 +593,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		MaxTokens:     maxTokens,
 		Thinking:      thinking,
 		SessionID:     t.SessionID,
-		Room:          plan.room,
+		Room:          room,
 		// A reply is continued only while the context stays below the
 		// compaction threshold: on a small window a reply that would fill
 		// it ends instead, leaving room for the next turn in the cache.
