@@ -187,7 +187,7 @@ const LocalProvider = "local"
 // LocalModels configures the embedded llama.cpp runner (models.local).
 // LocalRunner returns it resolved.
 type LocalModels struct {
-	Threads       int    `json:"threads"`       // 0 = physical cores, at most 4
+	Threads       int    `json:"threads"`       // 0 = physical cores less one, 1 to 4
 	ContextSize   int    `json:"contextSize"`   // tokens of KV cache per loaded model
 	BatchSize     int    `json:"batchSize"`     // prompt tokens per decode step
 	MMap          *bool  `json:"mmap"`          // nil = true

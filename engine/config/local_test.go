@@ -83,7 +83,7 @@ func TestParseKeepAlive(t *testing.T) {
 // TestLocalRunnerZero: a Config built in code gets the runner defaults.
 func TestLocalRunnerZero(t *testing.T) {
 	r := (&Config{}).LocalRunner()
-	want := LocalRunner{Threads: min(physicalCores(), 4), ContextSize: DefaultLocalContextSize, BatchSize: DefaultLocalBatchSize,
+	want := LocalRunner{Threads: max(1, min(physicalCores()-1, 4)), ContextSize: DefaultLocalContextSize, BatchSize: DefaultLocalBatchSize,
 		MMap: true, KeepAlive: DefaultLocalKeepAlive}
 	if r != want {
 		t.Errorf("LocalRunner = %+v, want %+v", r, want)

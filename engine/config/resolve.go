@@ -221,7 +221,7 @@ const (
 
 // LocalRunner is models.local resolved for the llama.cpp runner.
 type LocalRunner struct {
-	Threads     int // ≥ 1: as configured, or the physical cores (at most 4)
+	Threads     int // ≥ 1: as configured, or the physical cores less one (1 to 4)
 	ContextSize int
 	BatchSize   int
 	MMap        bool
@@ -250,7 +250,11 @@ func (c *Config) LocalRunner() LocalRunner {
 		CacheBudget: int64(l.CacheBudgetMB) << 20,
 	}
 	if r.Threads <= 0 {
-		r.Threads = min(physicalCores(), maxAutoThreads)
+		// One core is left to the gateway and the system: llama.cpp's
+		// threads spin at every barrier, and with every core taken (or two
+		// runners loaded) a descheduled thread stalls the whole graph —
+		// measured here: 7.7 tok/s with 2 threads on 2 busy cores, 210 with 1.
+		r.Threads = max(1, min(physicalCores()-1, maxAutoThreads))
 	}
 	if r.ContextSize <= 0 {
 		r.ContextSize = DefaultLocalContextSize
