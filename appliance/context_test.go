@@ -135,9 +135,11 @@ func TestPrefixCacheAcrossMinute(t *testing.T) {
 
 // BenchmarkLocalContext reports, for the default setup with tools on each
 // test model (counted with the model's own tokenizer): the window, the
-// prompt tokens of turn 1 and the largest over a 6-turn conversation, the
-// share of turn 2's prompt read from the KV cache, and time to first token
-// for a cold turn vs a follow-up turn, all through the real prompt builder.
+// prompt tokens of turn 1 and the largest over a 6-turn conversation, turn
+// 2's tokens read from the KV cache as a share of turn 1's prompt, and time
+// to first token for a cold turn vs the quickest follow-up turn (some
+// follow-ups first run the memory flush or a compaction), all through the
+// real prompt builder.
 func BenchmarkLocalContext(b *testing.B) {
 	needRunner(b)
 	for _, file := range []string{"stories260K.gguf", "llama-2-tiny-random-chatml-tools.gguf"} {
@@ -161,9 +163,15 @@ func BenchmarkLocalContext(b *testing.B) {
 					mx = max(mx, t.prompt)
 				}
 				peak += float64(mx)
-				cacheReadPct += 100 * float64(turns[1].cacheRead) / float64(max(turns[1].prompt, 1))
+				cacheReadPct += 100 * float64(turns[1].cacheRead) / float64(max(turns[0].prompt, 1))
 				cold += turns[0].ttft
-				follow += turns[1].ttft
+				// The quickest follow-up: some follow-ups first run the silent
+				// memory flush or a compaction (on a 2k window, often).
+				best := turns[1].ttft
+				for _, t := range turns[2:] {
+					best = min(best, t.ttft)
+				}
+				follow += best
 				st, err := c.Status(context.Background())
 				if err == nil && len(st.Runners) > 0 {
 					window = float64(st.Runners[0].ContextLen)
@@ -173,7 +181,7 @@ func BenchmarkLocalContext(b *testing.B) {
 			b.ReportMetric(window, "window-tokens")
 			b.ReportMetric(turn1/n, "turn1-prompt-tokens")
 			b.ReportMetric(peak/n, "peak-prompt-tokens")
-			b.ReportMetric(cacheReadPct/n, "turn2-cache-%")
+			b.ReportMetric(cacheReadPct/n, "turn2-cached-%-of-turn1")
 			b.ReportMetric(float64(cold.Milliseconds())/n, "cold-ttft-ms")
 			b.ReportMetric(float64(follow.Milliseconds())/n, "followup-ttft-ms")
 		})
