@@ -223,14 +223,6 @@ func messageCounter(info ModelInfo, count tokenCounter) func(ctx context.Context
 	}
 }
 
-// levelNote is the status line part that says how the prompt was fitted.
-func levelNote(l prompt.Level) string {
-	if l == prompt.LevelFull {
-		return ""
-	}
-	return strings.ReplaceAll(l.String(), "-", " ")
-}
-
 // room is agent.Run.Room for a plan: what the window leaves for the reply
 // of req (at most the budget's Output), 0 when the prompt exceeds the
 // budget's input share.

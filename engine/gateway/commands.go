@@ -217,26 +217,11 @@ func (g *Gateway) compactCommand(ctx context.Context, ag *Agent, key engine.Sess
 	defer release()
 	// Like a turn: bounded by the agent's timeout, stoppable with /stop,
 	// counted as running for Shutdown.
-	timeout := ag.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
+	ctx, _, done, err := g.startRunning(ctx, ag, key)
+	if err != nil {
+		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	g.mu.Lock()
-	if g.closing {
-		g.mu.Unlock()
-		return "", &api.Error{Code: api.CodeAborted, Message: "the gateway is shutting down"}
-	}
-	g.running[key] = cancel
-	g.active++
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		delete(g.running, key)
-		g.active--
-		g.mu.Unlock()
-	}()
+	defer done()
 	e, ok, err := g.cfg.Sessions.Get(ag.ID, key)
 	if err != nil {
 		return "", g.internal("read the session", err)

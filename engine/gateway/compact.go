@@ -193,25 +193,26 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 	// Before or during a turn (budget, overflow) the turn's own user
 	// message and what follows it are kept verbatim.
 	keepTurn := trigger == TriggerBudget || trigger == TriggerOverflow
-	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
-		if _, msgs, cerr := c.contextMessages(); cerr == nil && compactable(msgs) {
-			// Flush before every compaction that had none in its cycle,
-			// whatever the threshold said: what compaction drops must have
-			// had its chance to be written down.
-			if c.flushNeeded(e) {
-				prior := msgs
-				if last := msgs[len(msgs)-1]; last.Role == engine.RoleUser {
-					prior = msgs[:len(msgs)-1]
-				}
-				c.flush(ctx, e.SessionID, prior)
-			}
-		}
-	}
-	if err := ctx.Err(); err != nil {
+	e, found, err := c.g.cfg.Sessions.Get(c.ag.ID, c.key)
+	if err != nil || !found {
 		return res, false, err
 	}
 	items, msgs, err := c.contextMessages()
 	if err != nil {
+		return res, false, err
+	}
+	// Flush before every compaction that had none in its cycle, whatever
+	// the threshold said: what compaction drops must have had its chance
+	// to be written down. The flush adds only a custom entry, outside the
+	// context, so msgs stays the context to compact.
+	if compactable(msgs) && c.flushNeeded(e) {
+		prior := msgs
+		if last := msgs[len(msgs)-1]; last.Role == engine.RoleUser {
+			prior = msgs[:len(msgs)-1]
+		}
+		c.flush(ctx, e.SessionID, prior)
+	}
+	if err := ctx.Err(); err != nil {
 		return res, false, err
 	}
 	keepFrom := 0
@@ -223,10 +224,7 @@ func (c *compactor) compact(ctx context.Context, trigger, instructions string) (
 			}
 		}
 	}
-	sessionID := ""
-	if e, found, gerr := c.g.cfg.Sessions.Get(c.ag.ID, c.key); gerr == nil && found {
-		sessionID = e.SessionID
-	}
+	sessionID := e.SessionID
 	count := messageCounter(c.info, c.plan.count)
 	res, err = agent.Compact(ctx, agent.CompactRequest{
 		Model: c.model, ModelID: c.info.ID, SessionID: sessionID,

@@ -361,26 +361,11 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	}
 	defer release()
 
-	timeout := ag.Timeout
-	if timeout <= 0 {
-		timeout = 10 * time.Minute
+	turnCtx, timeout, done, err := g.startRunning(ctx, ag, key)
+	if err != nil {
+		return nil, err
 	}
-	turnCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	g.mu.Lock()
-	if g.closing {
-		g.mu.Unlock()
-		return nil, &api.Error{Code: api.CodeAborted, Message: "the gateway is shutting down; send the message again once it is back"}
-	}
-	g.running[key] = cancel
-	g.active++
-	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		delete(g.running, key)
-		g.active--
-		g.mu.Unlock()
-	}()
+	defer done()
 
 	g.closeLeftover(ag, key)
 	now := g.cfg.Now()
@@ -671,6 +656,33 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		res.Media = reply.Media
 	}
 	return res, nil
+}
+
+// startRunning bounds the work of one session's lane (a turn, /compact) by
+// the agent's timeout and registers it, so /stop can cancel it and Shutdown
+// waits for it; done undoes both. The caller holds the session's lane.
+func (g *Gateway) startRunning(ctx context.Context, ag *Agent, key engine.SessionKey) (context.Context, time.Duration, func(), error) {
+	timeout := ag.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	g.mu.Lock()
+	if g.closing {
+		g.mu.Unlock()
+		cancel()
+		return nil, 0, nil, &api.Error{Code: api.CodeAborted, Message: "the gateway is shutting down; send the message again once it is back"}
+	}
+	g.running[key] = cancel
+	g.active++
+	g.mu.Unlock()
+	return runCtx, timeout, func() {
+		cancel()
+		g.mu.Lock()
+		delete(g.running, key)
+		g.active--
+		g.mu.Unlock()
+	}, nil
 }
 
 // FailoverEntryType is the customType of the transcript entry that records
