@@ -336,19 +336,25 @@ const (
 
 // Inbound is one normalized inbound message from any channel (DESIGN.md §3.1).
 type Inbound struct {
-	Channel    string    `json:"channel"`
-	Account    string    `json:"account,omitempty"`
-	ChatID     string    `json:"chatId,omitempty"`
-	ChatType   ChatType  `json:"chatType"`
-	SenderID   string    `json:"senderId,omitempty"`
-	SenderName string    `json:"senderName,omitempty"`
-	MessageID  string    `json:"messageId,omitempty"`
-	Text       string    `json:"text"`
-	ReplyTo    string    `json:"replyTo,omitempty"`
-	Quoted     string    `json:"quoted,omitempty"`
-	Mentions   []string  `json:"mentions,omitempty"`
-	Media      []Media   `json:"media,omitempty"`
-	Timestamp  time.Time `json:"timestamp"`
+	Channel    string   `json:"channel"`
+	Account    string   `json:"account,omitempty"`
+	ChatID     string   `json:"chatId,omitempty"`
+	ChatType   ChatType `json:"chatType"`
+	SenderID   string   `json:"senderId,omitempty"`
+	SenderName string   `json:"senderName,omitempty"`
+	MessageID  string   `json:"messageId,omitempty"`
+	Text       string   `json:"text"`
+	ReplyTo    string   `json:"replyTo,omitempty"`
+	Quoted     string   `json:"quoted,omitempty"`
+	Mentions   []string `json:"mentions,omitempty"`
+	// Mentioned: the platform says the message mentions the assistant (a
+	// WhatsApp @mention of its own number, a reply to its message).
+	Mentioned bool `json:"mentioned,omitempty"`
+	// Thread is adapter data handed back on the reply (channel.Outbound):
+	// e.g. an email thread's subject and References. Opaque elsewhere.
+	Thread    string    `json:"thread,omitempty"`
+	Media     []Media   `json:"media,omitempty"`
+	Timestamp time.Time `json:"timestamp"`
 }
 
 // DedupKey is the per-channel key that identifies a delivery of m, e.g.
