@@ -422,3 +422,27 @@ func (k SessionKey) Valid() error {
 }
 
 func (k SessionKey) String() string { return string(k) }
+
+// Records is a store of small JSON records in named buckets with
+// multi-record transactions (bbolt in the appliance): pairing requests, the
+// outbox, channel cursors. Packages own their bucket names.
+type Records interface {
+	// UpdateRecords runs fn in one read-write transaction; an error from
+	// fn writes nothing.
+	UpdateRecords(fn func(RecordTx) error) error
+	// ViewRecords runs fn in one read-only transaction.
+	ViewRecords(fn func(RecordTx) error) error
+}
+
+// RecordTx is one transaction of Records; valid only inside its function.
+type RecordTx interface {
+	// Get decodes bucket/key into v; false when there is none.
+	Get(bucket, key string, v any) (bool, error)
+	// Put stores v as JSON at bucket/key.
+	Put(bucket, key string, v any) error
+	// Delete removes bucket/key; a missing one is no error.
+	Delete(bucket, key string) error
+	// ForEach calls fn for each record whose key starts with prefix, in
+	// key order; fn must not keep raw nor write to the bucket.
+	ForEach(bucket, prefix string, fn func(key string, raw []byte) error) error
+}

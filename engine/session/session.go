@@ -198,6 +198,17 @@ type Commit struct {
 	// OpenTurnDedup as loaded before Update, in the same transaction. A
 	// store that does not implement DedupStore may ignore it.
 	Outcome string
+	// Records are small records of other packages (the outbox) written in
+	// the same transaction: what must never exist without this commit, or
+	// the commit without it.
+	Records []Record
+}
+
+// Record is one small JSON record written with a Commit; a nil Value
+// deletes the key.
+type Record struct {
+	Bucket, Key string
+	Value       []byte
 }
 
 // Config configures a Manager.
@@ -455,6 +466,13 @@ func countMessages(entries []transcript.Entry) int {
 // OutcomeFailed when the last message stopped on an error or an abort,
 // else OutcomeReply.
 func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Usage, contextTokens int, model string, msgs ...engine.Message) error {
+	return m.EndTurnWith(agentID, key, usage, contextTokens, model, nil, msgs...)
+}
+
+// EndTurnWith is EndTurn that also writes records (the reply's outbox
+// items) in the same transaction: a reply is never committed without its
+// delivery queued, nor queued without being committed.
+func (m *Manager) EndTurnWith(agentID string, key engine.SessionKey, usage engine.Usage, contextTokens int, model string, records []Record, msgs ...engine.Message) error {
 	if err := checkKey(agentID, key); err != nil {
 		return err
 	}
@@ -470,6 +488,7 @@ func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Us
 	_, _, err := m.st.Commit(agentID, key, Commit{
 		Entries: entries,
 		Outcome: outcome,
+		Records: records,
 		Update: func(e *Entry) error {
 			if e.SessionID == "" {
 				return ErrNotFound

@@ -327,6 +327,17 @@ func (db *DB) Commit(agentID string, key engine.SessionKey, c session.Commit) (s
 				return err
 			}
 		}
+		for _, r := range c.Records {
+			if r.Value == nil {
+				if err := (&Tx{tx}).Delete(r.Bucket, r.Key); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := putRecord(tx, r.Bucket, r.Key, r.Value); err != nil {
+				return err
+			}
+		}
 		v, err := json.Marshal(e)
 		if err != nil {
 			return fmt.Errorf("encode session entry: %w", err)

@@ -1,9 +1,12 @@
 package bolt
 
 import (
+	"bytes"
+
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine"
 	"slices"
 
 	"go.etcd.io/bbolt"
@@ -151,6 +154,103 @@ func (db *DB) DeleteJSON(bucket, key string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("delete %s/%s: %w", bucket, key, err)
+	}
+	return nil
+}
+
+// Tx (an engine.RecordTx) is a transaction over small-record buckets, for read-modify-writes
+// that span several records (pairing: count the pending codes, then add
+// one; the outbox: claim an item). Its methods are only valid inside the
+// function given to UpdateRecords or ViewRecords.
+type Tx struct {
+	tx *bbolt.Tx
+}
+
+// UpdateRecords runs fn in one read-write transaction; an error from fn
+// writes nothing.
+func (db *DB) UpdateRecords(fn func(engine.RecordTx) error) error {
+	return db.db.Update(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// ViewRecords runs fn in one read-only transaction.
+func (db *DB) ViewRecords(fn func(engine.RecordTx) error) error {
+	return db.db.View(func(tx *bbolt.Tx) error { return fn(&Tx{tx}) })
+}
+
+// Get decodes bucket/key into v; false when there is none.
+func (t *Tx) Get(bucket, key string, v any) (bool, error) {
+	if err := checkRecord(bucket, key); err != nil {
+		return false, fmt.Errorf("read %s/%s: %w", bucket, key, err)
+	}
+	b := t.tx.Bucket([]byte(bucket))
+	if b == nil {
+		return false, nil
+	}
+	data := b.Get([]byte(key))
+	if data == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return true, fmt.Errorf("read %s/%s: %w", bucket, key, err)
+	}
+	return true, nil
+}
+
+// Put stores v as JSON at bucket/key (≤ 1 MiB), creating the bucket.
+func (t *Tx) Put(bucket, key string, v any) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	return putRecord(t.tx, bucket, key, data)
+}
+
+func putRecord(tx *bbolt.Tx, bucket, key string, data []byte) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	if len(data) > maxRecordValue {
+		return fmt.Errorf("write %s/%s: record of %d bytes is larger than %d", bucket, key, len(data), maxRecordValue)
+	}
+	b, err := tx.CreateBucketIfNotExists([]byte(bucket))
+	if err != nil {
+		return fmt.Errorf("write %s/%s: %w", bucket, key, err)
+	}
+	return b.Put([]byte(key), data)
+}
+
+// Delete removes bucket/key; a missing one is no error.
+func (t *Tx) Delete(bucket, key string) error {
+	if err := checkRecord(bucket, key); err != nil {
+		return fmt.Errorf("delete %s/%s: %w", bucket, key, err)
+	}
+	b := t.tx.Bucket([]byte(bucket))
+	if b == nil {
+		return nil
+	}
+	return b.Delete([]byte(key))
+}
+
+// ForEach calls fn for every record of bucket whose key starts with
+// prefix, in key order; fn must not keep raw. Writing to the bucket from
+// fn is not allowed (bbolt's cursor rule): collect keys, then write.
+func (t *Tx) ForEach(bucket, prefix string, fn func(key string, raw []byte) error) error {
+	if bucket == "" || slices.Contains(ownBuckets, bucket) {
+		return fmt.Errorf("list %s: not a record bucket", bucket)
+	}
+	b := t.tx.Bucket([]byte(bucket))
+	if b == nil {
+		return nil
+	}
+	c := b.Cursor()
+	p := []byte(prefix)
+	for k, v := c.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = c.Next() {
+		if err := fn(string(k), v); err != nil {
+			return err
+		}
 	}
 	return nil
 }
