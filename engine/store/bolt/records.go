@@ -2,14 +2,14 @@ package bolt
 
 import (
 	"bytes"
-
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openclaw-edge/edge/engine"
 	"slices"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/openclaw-edge/edge/engine"
 )
 
 // Small-record buckets: state of other packages kept as opaque JSON values,
