@@ -91,7 +91,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 		"models.providers.anthropic.authHeader", "models.providers.anthropic.models[0].cost",
 		"agents.defaults.models", "agents.defaults.heartbeat", "agents.defaults.maxConcurrent",
 		"agents.defaults.subagents", "agents.defaults.compaction.mode", "agents.list[0].identity",
-		"tools.web", "messages", "commands", "hooks", "skills", "plugins", "session.scope",
+		"tools.web", "messages.ackReactionScope", "commands.native", "commands.nativeSkills", "hooks", "skills", "plugins", "session.scope",
 		"gateway.port", "gateway.mode", "gateway.bind", "gateway.controlUi", "gateway.auth", "gateway.tailscale",
 	}
 	slices.Sort(got)

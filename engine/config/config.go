@@ -68,6 +68,8 @@ type Config struct {
 	Session  Session            `json:"session"`
 	Tools    Tools              `json:"tools"`
 	Bindings []Binding          `json:"bindings"`
+	Commands Commands           `json:"commands"`
+	Messages Messages           `json:"messages"`
 	Channels map[string]Channel `json:"channels"`
 	Gateway  Gateway            `json:"gateway"`
 
@@ -276,7 +278,10 @@ type ModelDef struct {
 
 // Session configures session keys, resets and queueing (DESIGN §3.3–3.4).
 type Session struct {
-	DMScope   string       `json:"dmScope"` // main | per-peer | per-channel-peer
+	// DMScope: "" (owners' DMs in the main session, everyone else's in a
+	// per-channel-peer one) | main | per-peer | per-channel-peer |
+	// per-account-channel-peer.
+	DMScope   string       `json:"dmScope"`
 	MainKey   string       `json:"mainKey"`
 	Reset     SessionReset `json:"reset"`
 	QueueMode string       `json:"queueMode"` // sequential ("concurrent" is refused: not supported yet)
@@ -320,6 +325,28 @@ type Exec struct {
 	SafeBins               []string `json:"safeBins"`
 	TimeoutSeconds         int      `json:"timeoutSeconds"`
 	ApprovalTimeoutSeconds int      `json:"approvalTimeoutSeconds"`
+}
+
+// Commands configures slash commands from channels (OpenClaw's commands).
+type Commands struct {
+	// OwnerAllowFrom lists the owners: "<channel>:<sender id>" entries
+	// ("whatsapp:+15551234567", "email:ann@example.test"). Only owners run
+	// privileged commands from a channel; "*" never makes an owner. The
+	// local socket's user is always an owner.
+	OwnerAllowFrom []string `json:"ownerAllowFrom"`
+}
+
+// Messages configures message handling (OpenClaw's messages).
+type Messages struct {
+	GroupChat GroupChat `json:"groupChat"`
+}
+
+// GroupChat is messages.groupChat.
+type GroupChat struct {
+	// MentionPatterns are regexes (RE2, case-insensitive) that count as a
+	// mention of the assistant in group chats: the only mention iMessage
+	// and email have.
+	MentionPatterns []string `json:"mentionPatterns"`
 }
 
 // Binding routes inbound messages that match to an agent.

@@ -38,7 +38,7 @@ func TestDefaults(t *testing.T) {
 		{"memoryFlush.softThresholdTokens", d.Compaction.MemoryFlush.SoftThresholdTokens, 0},
 		{"agents.list", c.Agents.List, []Agent{{ID: "main", Default: true}}},
 		{"providers", len(c.Models.Providers), 0},
-		{"session.dmScope", c.Session.DMScope, "main"},
+		{"session.dmScope", c.Session.DMScope, ""},
 		{"session.mainKey", c.Session.MainKey, "main"},
 		{"session.reset.mode", c.Session.Reset.Mode, "daily"},
 		{"session.reset.atHour", c.Session.Reset.Hour(), 4},
@@ -295,7 +295,7 @@ func TestBadConfigs(t *testing.T) {
 		{"tooDeep", strings.Repeat("[", 100),
 			`bad.json5:1: nested deeper than 64 levels`},
 		{"unknownTopLevel", "{ frobnicate: { backend: 'qmd' } }",
-			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, gateway, models, session, tools)`},
+			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, commands, gateway, messages, models, session, tools)`},
 		{"typo", "{\n  agents: {\n    defualts: { maxTurns: 3 },\n  },\n}",
 			`bad.json5:3: agents.defualts: unknown key (did you mean "defaults"?)`},
 		{"typoDeep", "{ tools: { exec: { safebins: ['ls'] } } }",
@@ -334,8 +334,8 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:1: tools.exec.security: "sandbox" is no longer a mode; use deny, allowlist or full (every exec child now runs in the sandbox, whatever the mode)`},
 		{"badProfile", "{ tools: { profile: 'everything' } }",
 			`bad.json5:1: tools.profile: "everything" is not one of minimal, coding, messaging, full`},
-		{"badDMScope", "{ session: { dmScope: 'per-account-channel-peer' } }",
-			`bad.json5:1: session.dmScope: "per-account-channel-peer" is not one of main, per-peer, per-channel-peer`},
+		{"badDMScope", "{ session: { dmScope: 'per-channel' } }",
+			`bad.json5:1: session.dmScope: "per-channel" is not one of main, per-peer, per-channel-peer, per-account-channel-peer`},
 		{"badChunkMode", "{ channels: { whatsapp: { chunkMode: 'words' } } }",
 			`bad.json5:1: channels.whatsapp.chunkMode: "words" is not one of length, newline`},
 		{"badLogLevel", "{ gateway: { logLevel: 'trace' } }",
@@ -473,7 +473,7 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:2: agents.defualts: unknown key (did you mean "defaults"?)` + "\n" +
 				`bad.json5:3: tools.exec.ask: "never" is not one of off, on-miss, always` + "\n" +
 				`bad.json5:4: session.reset.atHour: must not be negative, got -1` + "\n" +
-				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, gateway, models, session, tools)`},
+				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, commands, gateway, messages, models, session, tools)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CONFIG_TEST_EMPTY", "")

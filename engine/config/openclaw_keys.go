@@ -22,7 +22,7 @@ var openclawKeys = map[reflect.Type][]string{
 	reflect.TypeFor[Config](): {
 		"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
 		"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
-		"audio", "messages", "commands", "approvals", "web", "cron", "hooks",
+		"audio", "approvals", "web", "cron", "hooks",
 		"discovery", "canvasHost", "talk", "vault", "memory", "$schema",
 	},
 	reflect.TypeFor[AgentDefaults](): {
@@ -71,6 +71,15 @@ var openclawKeys = map[reflect.Type][]string{
 		"notifyOnExitEmptySuccess", "applyPatch", "approvalRunningNoticeMs", "strictInlineEval",
 	},
 	reflect.TypeFor[BindingMatch](): {"guildId", "teamId", "roles"},
+	reflect.TypeFor[Commands](): {
+		"native", "nativeSkills", "text", "bash", "bashForegroundMs", "config", "debug",
+		"restart", "useAccessGroups", "allowFrom",
+	},
+	reflect.TypeFor[Messages](): {
+		"messagePrefix", "responsePrefix", "ackReaction", "ackReactionScope",
+		"removeAckAfterReply", "queue", "inbound", "tts", "statusReactions", "suppressToolErrors",
+	},
+	reflect.TypeFor[GroupChat](): {"historyLimit"},
 	reflect.TypeFor[Gateway](): {
 		"port", "mode", "bind", "customBindHost", "controlUi", "auth", "tailscale",
 		"remote", "reload", "tls", "http", "nodes", "trustedProxies",

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -18,7 +19,7 @@ var (
 	toolProfiles    = []string{"minimal", "coding", "messaging", "full"}
 	providerAPIs    = []string{APIOpenAICompletions, APIAnthropicMessages, APIOllama, APIGemini, APILocal}
 	modelInputs     = []string{"text", "image"}
-	dmScopes        = []string{"main", "per-peer", "per-channel-peer"}
+	dmScopes        = []string{"main", "per-peer", "per-channel-peer", "per-account-channel-peer"}
 	resetModes      = []string{"daily", "idle", "none"}
 	queueModes      = []string{"sequential", "concurrent"}
 	execAsks        = []string{"off", "on-miss", "always"}
@@ -70,6 +71,20 @@ func (c *Config) validate() []*Error {
 		v.enum(keyPath(p, "chunkMode"), ch.ChunkMode, chunkModes, true)
 	}
 	v.enum("gateway.logLevel", c.Gateway.LogLevel, logLevels, false)
+	for i, o := range c.Commands.OwnerAllowFrom {
+		ch, id, ok := strings.Cut(o, ":")
+		switch {
+		case !ok || ch == "" || id == "":
+			v.fail(fmt.Sprintf("commands.ownerAllowFrom[%d]", i), "%q: want <channel>:<sender id>, e.g. \"whatsapp:+15551234567\"", o)
+		case strings.Contains(id, "*"):
+			v.fail(fmt.Sprintf("commands.ownerAllowFrom[%d]", i), "%q: a wildcard never makes an owner; list each owner", o)
+		}
+	}
+	for i, p := range c.Messages.GroupChat.MentionPatterns {
+		if _, err := regexp.Compile(p); err != nil {
+			v.fail(fmt.Sprintf("messages.groupChat.mentionPatterns[%d]", i), "%v", err)
+		}
+	}
 	return v.errs
 }
 
@@ -386,7 +401,7 @@ func (c *Config) profileIDs(provider string) []string {
 
 func (c *Config) validateSession(v *validation) {
 	s := c.Session
-	v.enum("session.dmScope", s.DMScope, dmScopes, false)
+	v.enum("session.dmScope", s.DMScope, dmScopes, true)
 	switch {
 	case s.MainKey == "":
 		v.fail("session.mainKey", "must not be empty")

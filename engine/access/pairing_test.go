@@ -1,0 +1,107 @@
+package access_test
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine/access"
+	"github.com/openclaw-edge/edge/engine/store/bolt"
+)
+
+func TestPairing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	db, err := bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	p := access.NewPairing(db, func() time.Time { return now })
+
+	r1, created, err := p.Request("whatsapp", "default", "+15550000001", "Bob", "15550000001@s.whatsapp.net")
+	if err != nil || !created {
+		t.Fatalf("first request: %v created=%v", err, created)
+	}
+	if len(r1.Code) != access.CodeLength || strings.Trim(r1.Code, access.CodeAlphabet) != "" {
+		t.Fatalf("code %q", r1.Code)
+	}
+	// The same sender again: the same code, no second reply.
+	again, created, err := p.Request("whatsapp", "default", "+1 555 000 0001", "Bob", "x")
+	if err != nil || created || again.Code != r1.Code {
+		t.Fatalf("repeat: %v created=%v code %s vs %s", err, created, again.Code, r1.Code)
+	}
+	for i := 2; i <= 3; i++ {
+		if _, created, err := p.Request("whatsapp", "default", "+1555000000"+string(rune('0'+i)), "", "c"); err != nil || !created {
+			t.Fatalf("request %d: %v", i, err)
+		}
+	}
+	// A fourth sender on the account: refused; another account is separate.
+	if _, _, err := p.Request("whatsapp", "default", "+15550000009", "", "c"); !errors.Is(err, access.ErrTooMany) {
+		t.Fatalf("fourth: %v", err)
+	}
+	if _, _, err := p.Request("whatsapp", "work", "+15550000009", "", "c"); err != nil {
+		t.Fatalf("other account: %v", err)
+	}
+	list, err := p.List("whatsapp")
+	if err != nil || len(list) != 4 {
+		t.Fatalf("list: %v %d", err, len(list))
+	}
+	// Codes are per channel: approving on another channel finds nothing.
+	if _, err := p.Approve("email", r1.Code); !errors.Is(err, access.ErrUnknownCode) {
+		t.Fatalf("approve on email: %v", err)
+	}
+	if _, err := p.Approve("whatsapp", "nope"); !errors.Is(err, access.ErrUnknownCode) {
+		t.Fatalf("bad code: %v", err)
+	}
+	got, err := p.Approve("whatsapp", strings.ToLower(r1.Code))
+	if err != nil || got.SenderID != "+15550000001" {
+		t.Fatalf("approve: %v %+v", err, got)
+	}
+	if ok, _ := p.Approved("whatsapp", "default", "+15550000001"); !ok {
+		t.Fatal("not approved")
+	}
+	if ok, _ := p.Approved("whatsapp", "work", "+15550000001"); ok {
+		t.Fatal("approval leaked to another account")
+	}
+	if _, err := p.Approve("whatsapp", r1.Code); !errors.Is(err, access.ErrUnknownCode) {
+		t.Fatalf("single use: %v", err)
+	}
+	// Deny: gone, not approved.
+	list, _ = p.List("whatsapp")
+	d, err := p.Deny("whatsapp", list[0].Code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := p.Approved("whatsapp", d.Account, d.SenderID); ok {
+		t.Fatal("denied sender approved")
+	}
+	// After an hour the codes expire: room for new senders, old codes dead.
+	old := list[1].Code
+	now = now.Add(access.CodeTTL)
+	if _, err := p.Approve("whatsapp", old); !errors.Is(err, access.ErrUnknownCode) {
+		t.Fatalf("expired code: %v", err)
+	}
+	for i := range 3 {
+		if _, created, err := p.Request("whatsapp", "default", "+1666000000"+string(rune('0'+i)), "", "c"); err != nil || !created {
+			t.Fatalf("after expiry %d: %v", i, err)
+		}
+	}
+	// It all survives a restart of the store.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = bolt.Open(path, bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	p = access.NewPairing(db, func() time.Time { return now })
+	if ok, _ := p.Approved("whatsapp", "default", "+15550000001"); !ok {
+		t.Fatal("approval lost on restart")
+	}
+	if list, _ := p.List(""); len(list) != 3 {
+		t.Fatalf("pending after restart: %d", len(list))
+	}
+}

@@ -1,0 +1,149 @@
+// Package routing maps an inbound channel message to an agent and a session
+// key (DESIGN.md §3.3) with OpenClaw's bindings and session.dmScope, building
+// the same keys OpenClaw builds for the same inputs:
+//
+//	agent:<agentId>:<mainKey>                                 direct, dmScope main
+//	agent:<agentId>:direct:<peerId>                           per-peer
+//	agent:<agentId>:<channel>:direct:<peerId>                 per-channel-peer
+//	agent:<agentId>:<channel>:<accountId>:direct:<peerId>     per-account-channel-peer
+//	agent:<agentId>:<channel>:group:<id>                      groups (…:channel:<id>, …:room:<id>)
+//
+// Channel, account and peer ids are trimmed and lower-cased, as OpenClaw
+// does; an empty peer id is "unknown".
+//
+// The privacy default (dmScope ""), ours: an owner's DMs go to the agent's
+// main session, where MEMORY.md is loaded; every other approved sender gets
+// a per-channel-peer session, where it never is (Route.Main is false).
+// An explicit dmScope applies to everyone, owners included.
+//
+// Bindings are matched most specific first, as OpenClaw's resolveAgentRoute:
+// a binding naming the peer, then one naming the account, then one for the
+// whole channel (accountId empty or "*"); none: the default agent.
+package routing
+
+import (
+	"strings"
+
+	"github.com/openclaw-edge/edge/engine"
+)
+
+// Binding is one entry of bindings.
+type Binding struct {
+	AgentID  string
+	Channel  string
+	Account  string // "" or "*": every account
+	PeerKind string // "" = any peer; else a chat type
+	PeerID   string
+}
+
+// Router resolves routes.
+type Router struct {
+	Bindings     []Binding
+	DefaultAgent string
+	MainKey      string // default "main"
+	DMScope      string // "" | main | per-peer | per-channel-peer | per-account-channel-peer
+}
+
+// Route is where a message goes.
+type Route struct {
+	AgentID string
+	Key     engine.SessionKey
+	// Main: the key is the agent's main session (MEMORY.md is loaded).
+	Main bool
+	// Binding says which binding matched ("" = the default agent).
+	Binding string
+}
+
+// Resolve routes m; owner says whether its sender is an owner.
+func (r *Router) Resolve(m engine.Inbound, owner bool) Route {
+	ch := norm(m.Channel)
+	account := norm(m.Account)
+	if account == "" {
+		account = "default"
+	}
+	kind := m.ChatType
+	if kind == "" {
+		kind = engine.ChatDirect
+	}
+	peer := m.ChatID
+	if kind == engine.ChatDirect && m.SenderID != "" {
+		peer = m.SenderID
+	}
+	agentID, how := r.agent(ch, account, kind, peer)
+	route := Route{AgentID: agentID, Binding: how}
+	mainKey := r.MainKey
+	if mainKey == "" {
+		mainKey = "main"
+	}
+	id := norm(peer)
+	if id == "" {
+		id = "unknown"
+	}
+	if kind != engine.ChatDirect {
+		route.Key = engine.AgentSessionKey(agentID, ch+":"+string(kind)+":"+id)
+		return route
+	}
+	scope := r.DMScope
+	if scope == "" {
+		scope = "per-channel-peer"
+		if owner {
+			scope = "main"
+		}
+	}
+	switch scope {
+	case "per-peer":
+		route.Key = engine.AgentSessionKey(agentID, "direct:"+id)
+	case "per-channel-peer":
+		route.Key = engine.AgentSessionKey(agentID, ch+":direct:"+id)
+	case "per-account-channel-peer":
+		route.Key = engine.AgentSessionKey(agentID, ch+":"+account+":direct:"+id)
+	default:
+		route.Key = engine.AgentSessionKey(agentID, mainKey)
+		route.Main = true
+	}
+	return route
+}
+
+func (r *Router) agent(ch, account string, kind engine.ChatType, peer string) (string, string) {
+	var byAccount, byChannel *Binding
+	for i := range r.Bindings {
+		b := &r.Bindings[i]
+		if norm(b.Channel) != ch {
+			continue
+		}
+		ba := norm(b.Account)
+		if ba != "" && ba != "*" && ba != account {
+			continue
+		}
+		if b.PeerKind != "" || b.PeerID != "" {
+			if (b.PeerKind == "" || b.PeerKind == string(kind)) && norm(b.PeerID) == norm(peer) {
+				return b.AgentID, "peer"
+			}
+			continue
+		}
+		switch {
+		case ba == account && byAccount == nil:
+			byAccount = b
+		case (ba == "" || ba == "*") && byChannel == nil:
+			byChannel = b
+		}
+	}
+	switch {
+	case byAccount != nil:
+		return byAccount.AgentID, "account"
+	case byChannel != nil:
+		return byChannel.AgentID, "channel"
+	}
+	return r.DefaultAgent, ""
+}
+
+// norm trims and lower-cases an id, and replaces white space and control
+// characters (never valid in a session key) with "_".
+func norm(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == 0x7f {
+			return '_'
+		}
+		return r
+	}, strings.ToLower(strings.TrimSpace(s)))
+}
