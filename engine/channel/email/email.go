@@ -1,0 +1,475 @@
+// Package email is the e-mail channel adapter (DESIGN.md §8,
+// channels.email): it reads one IMAP mailbox and answers over SMTP, so the
+// assistant can be mailed like a person. It turns new mail into
+// engine.Inbound messages and channel.Outbound messages into replies with
+// proper threading headers — nothing else: who may talk to the assistant
+// is the gateway's business.
+//
+// Inbound (IMAP, github.com/emersion/go-imap/v2):
+//
+//   - Run connects with the configured security, LOGINs, SELECTs the
+//     mailbox and waits with IDLE, re-issued every 25 minutes (servers drop
+//     idle connections after 30, RFC 2177). Without IDLE it polls every
+//     60 s.
+//   - The cursor (UIDVALIDITY and the last processed UID of the mailbox) is
+//     kept in the adapter's channel.Store under "imap.cursor". It advances
+//     only after Inbox.Deliver returned nil, one message at a time, so a
+//     crash replays at most the message in flight (the gateway's dedup on
+//     the Message-ID drops the repeat).
+//   - First run (no cursor, or a cursor of another mailbox): the cursor
+//     starts at the mailbox's UIDNEXT, i.e. only mail that arrives from now
+//     on is answered. Old mail is never answered: a freshly configured
+//     assistant must not reply to years of inbox.
+//   - UIDVALIDITY changed (the server renumbered the mailbox): the stored
+//     UIDs mean nothing any more, so the adapter logs a warning and starts
+//     again at UIDNEXT. Mail that arrived during the renumbering may be
+//     missed; answering the whole renumbered mailbox would be worse.
+//   - Messages are not marked \Seen when read (BODY.PEEK); Ack marks them
+//     once the gateway has queued the reply, so the owner's own mail client
+//     shows what the assistant has handled.
+//   - Skipped, never delivered (the cursor still moves past them): mail
+//     From our own Address (loops), automatic mail (Auto-Submitted other
+//     than "no", Precedence bulk/list/junk, X-Autoreply/X-Autorespond,
+//     delivery and read reports multipart/report), mail without a usable
+//     From address, and mail that cannot be parsed at all.
+//   - A message larger than 10 MiB is read only up to 10 MiB (the text
+//     normally comes first; attachments cut off are dropped). Text is
+//     capped at 100,000 bytes.
+//
+// Mapping to engine.Inbound: chat type direct; ChatID and SenderID are the
+// From addr-spec lower-cased (Reply-To is ignored: a reply goes back to the
+// address the gateway authorised); SenderName the display name; MessageID
+// the Message-ID without angle brackets (missing: "uid-<uidvalidity>-<uid>@
+// <imap host>"); ReplyTo the first In-Reply-To id; Timestamp the Date
+// header (missing or unparsable: now). Text is the new text of the body:
+// quoted replies ("On … wrote:" with quoted lines after it, Outlook's
+// "-----Original Message-----", trailing ">" lines) and the signature after
+// "-- " are cut; the cut quote goes to Quoted (capped) as context. A new
+// thread (no In-Reply-To) gets "Subject: <subject>" as its first line,
+// because the subject of a first mail often is the question; replies do
+// not ("Re: …" is noise). HTML-only mail is converted to text.
+// Attachments are saved under Deps.MediaDir (names sanitized, created with
+// O_EXCL, each at most 10 MiB, at most 20); with no MediaDir they are
+// dropped and the text says so. Thread carries a small JSON (ThreadInfo):
+// subject, References, and the IMAP UID/UIDVALIDITY for Ack.
+//
+// Outbound (SMTP, github.com/emersion/go-smtp): From is Address, To the
+// ChatID, Subject "Re: <thread subject>" (never "Re: Re:"), In-Reply-To and
+// References for threading, text/plain UTF-8 quoted-printable, Media with a
+// local Path attached (at most 20 MiB together; Media given only by URL is
+// appended to the text as a link, never fetched). The Message-ID is derived
+// from the IdempotencyKey, so a retry re-sends the same Message-ID and
+// receiving clients can fold duplicates; SMTP itself cannot deduplicate, so
+// a message may arrive twice only if the connection dies after the final
+// "." of DATA and before the server's reply. SMTP 5xx replies to MAIL, RCPT
+// and DATA are permanent (channel.ErrPermanent); 4xx replies, network
+// errors and authentication failures (a configuration problem the owner
+// can fix) are retried by the outbox.
+//
+// Security defaults: with security unset, port 993 (IMAP) / 465 (SMTP) or
+// no port means implicit TLS ("tls"); any other port means "starttls".
+// Plain "none" is never chosen implicitly; when configured for a host that
+// is not loopback (e.g. a local bridge is fine) a warning is logged. The
+// IMAP username defaults to Address; SMTP authenticates (AUTH PLAIN) when
+// a password is configured, with the SMTP username defaulting to the IMAP
+// username. Passwords are never logged, printed or put in errors; a
+// passwordFile is read at every connect so that a rotated secret is picked
+// up without a restart.
+package email
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/mail"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/channel"
+)
+
+// ChannelName is the channel's name in config and messages.
+const ChannelName = "email"
+
+// Limits.
+const (
+	// MaxMessageBytes is how much of one inbound message is read.
+	MaxMessageBytes = 10 << 20
+	// MaxTextBytes caps the text of one inbound message.
+	MaxTextBytes = 100_000
+	// MaxQuotedBytes caps the quoted text kept as context.
+	MaxQuotedBytes = 4_000
+	// MaxAttachments caps the attachments saved from one inbound message.
+	MaxAttachments = 20
+	// MaxOutboundMediaBytes is the most the attachments of one outbound
+	// message may add up to (MediaSender.MaxMediaBytes).
+	MaxOutboundMediaBytes = 20 << 20
+)
+
+// Security modes.
+const (
+	SecurityNone     = "none"
+	SecurityStartTLS = "starttls"
+	SecurityTLS      = "tls"
+)
+
+// Config is channels.email (or one of its accounts).
+type Config struct {
+	channel.Common
+	// Address is the assistant's own address: the From of replies, and
+	// mail from it is ignored (loops).
+	Address string     `json:"address"`
+	IMAP    IMAPConfig `json:"imap"`
+	SMTP    SMTPConfig `json:"smtp"`
+}
+
+// IMAPConfig is channels.email.imap.
+type IMAPConfig struct {
+	Host string `json:"host"`
+	// Port: 0 = 993 for tls, 143 otherwise.
+	Port int `json:"port"`
+	// Security: none | starttls | tls; "" = tls on port 993 (or no port),
+	// starttls on any other.
+	Security string `json:"security"`
+	// Username: "" = Address.
+	Username string `json:"username"`
+	// Password or PasswordFile (exactly one).
+	Password     string `json:"password"`
+	PasswordFile string `json:"passwordFile"`
+	// Mailbox: "" = INBOX.
+	Mailbox string `json:"mailbox"`
+}
+
+// SMTPConfig is channels.email.smtp.
+type SMTPConfig struct {
+	Host string `json:"host"`
+	// Port: 0 = 465 for tls, 587 for starttls, 25 for none.
+	Port int `json:"port"`
+	// Security: none | starttls | tls; "" = tls on port 465 (or no port),
+	// starttls on any other.
+	Security string `json:"security"`
+	// Username: "" = the IMAP username (when a password is set).
+	Username string `json:"username"`
+	// Password or PasswordFile; neither = no AUTH (a local relay).
+	Password     string `json:"password"`
+	PasswordFile string `json:"passwordFile"`
+}
+
+// String hides the password (a Config printed with %v or %+v).
+func (c IMAPConfig) String() string {
+	return fmt.Sprintf("{host:%s port:%d security:%s username:%s mailbox:%s password:%s}",
+		c.Host, c.Port, c.Security, c.Username, c.Mailbox, redacted(c.Password, c.PasswordFile))
+}
+
+// String hides the password.
+func (c SMTPConfig) String() string {
+	return fmt.Sprintf("{host:%s port:%d security:%s username:%s password:%s}",
+		c.Host, c.Port, c.Security, c.Username, redacted(c.Password, c.PasswordFile))
+}
+
+func redacted(pw, file string) string {
+	switch {
+	case pw != "":
+		return "<redacted>"
+	case file != "":
+		return "<file " + file + ">"
+	}
+	return "<none>"
+}
+
+const keyPrefix = "channels.email"
+
+// Validate checks the config; an error names the bad key.
+func (c Config) Validate() error {
+	if c.Address == "" {
+		return fmt.Errorf("%s.address: required", keyPrefix)
+	}
+	if _, err := parseAddrSpec(c.Address); err != nil {
+		return fmt.Errorf("%s.address: %v", keyPrefix, err)
+	}
+	if err := validateServer(keyPrefix+".imap", c.IMAP.Host, c.IMAP.Port, c.IMAP.Security); err != nil {
+		return err
+	}
+	if c.IMAP.Password == "" && c.IMAP.PasswordFile == "" {
+		return fmt.Errorf("%s.imap.password: required (or passwordFile)", keyPrefix)
+	}
+	if c.IMAP.Password != "" && c.IMAP.PasswordFile != "" {
+		return fmt.Errorf("%s.imap.passwordFile: set password or passwordFile, not both", keyPrefix)
+	}
+	if hasCtl(c.IMAP.Username) {
+		return fmt.Errorf("%s.imap.username: control characters", keyPrefix)
+	}
+	if hasCtl(c.IMAP.Mailbox) {
+		return fmt.Errorf("%s.imap.mailbox: control characters", keyPrefix)
+	}
+	if err := validateServer(keyPrefix+".smtp", c.SMTP.Host, c.SMTP.Port, c.SMTP.Security); err != nil {
+		return err
+	}
+	if c.SMTP.Password != "" && c.SMTP.PasswordFile != "" {
+		return fmt.Errorf("%s.smtp.passwordFile: set password or passwordFile, not both", keyPrefix)
+	}
+	if hasCtl(c.SMTP.Username) {
+		return fmt.Errorf("%s.smtp.username: control characters", keyPrefix)
+	}
+	return nil
+}
+
+func validateServer(prefix, host string, port int, security string) error {
+	if host == "" {
+		return fmt.Errorf("%s.host: required", prefix)
+	}
+	if hasCtl(host) || strings.ContainsAny(host, " /") {
+		return fmt.Errorf("%s.host: not a host name: %q", prefix, host)
+	}
+	if port < 0 || port > 65535 {
+		return fmt.Errorf("%s.port: %d out of range", prefix, port)
+	}
+	switch security {
+	case "", SecurityNone, SecurityStartTLS, SecurityTLS:
+	default:
+		return fmt.Errorf("%s.security: %q is not none, starttls or tls", prefix, security)
+	}
+	return nil
+}
+
+func hasCtl(s string) bool {
+	return strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f })
+}
+
+// server is a resolved IMAP or SMTP endpoint.
+type server struct {
+	host, security string
+	port           int
+	username       string
+	password       string // literal
+	passwordFile   string
+}
+
+func (s server) addr() string { return net.JoinHostPort(s.host, fmt.Sprint(s.port)) }
+
+// secret returns the password, reading passwordFile now (a rotated secret
+// is picked up at the next connect). Errors never contain the password.
+func (s server) secret() (string, error) {
+	if s.passwordFile == "" {
+		return s.password, nil
+	}
+	b, err := os.ReadFile(s.passwordFile)
+	if err != nil {
+		return "", fmt.Errorf("read password file: %w", err)
+	}
+	return strings.TrimRight(string(b), "\r\n"), nil
+}
+
+func resolveSecurity(security string, port, tlsPort int) string {
+	if security != "" {
+		return security
+	}
+	if port == 0 || port == tlsPort {
+		return SecurityTLS
+	}
+	return SecurityStartTLS
+}
+
+// Deps is what the adapter needs from the gateway.
+type Deps struct {
+	// Account is the account name ("" = "default").
+	Account string
+	// Store keeps the IMAP cursor (required).
+	Store channel.Store
+	// Logger (nil = discard).
+	Logger *slog.Logger
+	// MediaDir is where inbound attachments are saved; "" drops them with a
+	// note in the text.
+	MediaDir string
+	// Now (nil = time.Now).
+	Now func() time.Time
+	// TLSConfig for IMAP and SMTP (nil = system roots); tests trust a
+	// self-signed certificate with it.
+	TLSConfig *tls.Config
+}
+
+// Adapter is one e-mail account. It implements channel.Adapter,
+// channel.Acker and channel.MediaSender.
+type Adapter struct {
+	cfg     Config
+	address string // addr-spec, lower-cased
+	domain  string
+	imap    server
+	smtp    server
+	mailbox string
+	deps    Deps
+	log     *slog.Logger
+
+	running sync.Mutex // one Run at a time
+
+	mu        sync.Mutex
+	state     channel.State
+	reason    string
+	since     time.Time
+	lastIn    time.Time
+	lastOut   time.Time
+	client    *imapclient.Client // while Run is connected and selected
+	validity  uint32             // UIDVALIDITY of client's mailbox
+	acks      []*ackReq
+	wake      chan struct{} // cap 1: Ack wakes the run loop
+	connSem   chan struct{} // cap 1: held by whoever sends IMAP commands (not during Deliver)
+	closedErr error
+}
+
+var (
+	_ channel.Adapter     = (*Adapter)(nil)
+	_ channel.Acker       = (*Adapter)(nil)
+	_ channel.MediaSender = (*Adapter)(nil)
+)
+
+// New returns an adapter for cfg; cfg is validated.
+func New(cfg Config, deps Deps) (*Adapter, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if deps.Store == nil {
+		return nil, errors.New("email: Deps.Store is required")
+	}
+	if deps.Account == "" {
+		deps.Account = "default"
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	addr, _ := parseAddrSpec(cfg.Address)
+	a := &Adapter{
+		cfg:     cfg,
+		address: addr,
+		domain:  addr[strings.LastIndexByte(addr, '@')+1:],
+		mailbox: cfg.IMAP.Mailbox,
+		deps:    deps,
+		log:     deps.Logger.With("channel", ChannelName, "account", deps.Account),
+		state:   channel.StateStopped,
+		wake:    make(chan struct{}, 1),
+		connSem: make(chan struct{}, 1),
+	}
+	if a.mailbox == "" {
+		a.mailbox = "INBOX"
+	}
+	a.since = deps.Now()
+
+	is := server{host: cfg.IMAP.Host, port: cfg.IMAP.Port, username: cfg.IMAP.Username,
+		password: cfg.IMAP.Password, passwordFile: cfg.IMAP.PasswordFile}
+	is.security = resolveSecurity(cfg.IMAP.Security, cfg.IMAP.Port, 993)
+	if is.port == 0 {
+		is.port = 143
+		if is.security == SecurityTLS {
+			is.port = 993
+		}
+	}
+	if is.username == "" {
+		is.username = cfg.Address
+	}
+	a.imap = is
+
+	ss := server{host: cfg.SMTP.Host, port: cfg.SMTP.Port, username: cfg.SMTP.Username,
+		password: cfg.SMTP.Password, passwordFile: cfg.SMTP.PasswordFile}
+	ss.security = resolveSecurity(cfg.SMTP.Security, cfg.SMTP.Port, 465)
+	if ss.port == 0 {
+		switch ss.security {
+		case SecurityTLS:
+			ss.port = 465
+		case SecurityStartTLS:
+			ss.port = 587
+		default:
+			ss.port = 25
+		}
+	}
+	if ss.password == "" && ss.passwordFile == "" {
+		ss.username = "" // no AUTH
+	} else if ss.username == "" {
+		ss.username = is.username
+	}
+	a.smtp = ss
+
+	for _, s := range []server{is, ss} {
+		if _, err := s.secret(); err != nil {
+			return nil, fmt.Errorf("email: %s: %w", s.host, err)
+		}
+		if s.security == SecurityNone && !isLoopback(s.host) {
+			a.log.Warn("email: security none: the password crosses the network in clear", "host", s.host)
+		}
+	}
+	return a, nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// Channel implements channel.Adapter.
+func (a *Adapter) Channel() string { return ChannelName }
+
+// Account implements channel.Adapter.
+func (a *Adapter) Account() string { return a.deps.Account }
+
+// MaxMediaBytes implements channel.MediaSender.
+func (a *Adapter) MaxMediaBytes() int64 { return MaxOutboundMediaBytes }
+
+// Status implements channel.Adapter.
+func (a *Adapter) Status() channel.Status {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return channel.Status{
+		Channel:      ChannelName,
+		Account:      a.deps.Account,
+		State:        a.state,
+		Reason:       a.reason,
+		Since:        a.since,
+		Self:         a.address,
+		LastInbound:  a.lastIn,
+		LastOutbound: a.lastOut,
+	}
+}
+
+func (a *Adapter) setState(s channel.State, reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state != s || a.reason != reason {
+		a.since = a.deps.Now()
+	}
+	a.state, a.reason = s, reason
+}
+
+// parseAddrSpec parses a bare address (no display name, no CR/LF) and
+// returns it lower-cased.
+func parseAddrSpec(s string) (string, error) {
+	if s == "" {
+		return "", errors.New("empty address")
+	}
+	if hasCtl(s) {
+		return "", errors.New("control characters in address")
+	}
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return "", fmt.Errorf("invalid address %q", s)
+	}
+	if a.Name != "" || !strings.EqualFold(a.Address, strings.TrimSpace(s)) || !strings.Contains(a.Address, "@") {
+		return "", fmt.Errorf("not a bare address: %q", s)
+	}
+	return strings.ToLower(a.Address), nil
+}
+
+// inboundOf is for tests and Ack: the Thread info of an inbound message.
+func threadOf(m engine.Inbound) (ThreadInfo, error) {
+	return parseThread(m.Thread)
+}
