@@ -126,7 +126,7 @@ func (g *Gateway) sendIdempotent(ctx context.Context, ag *Agent, key engine.Sess
 		return l.follow(ctx, emit)
 	}
 	unsubscribe := l.subscribe(emit)
-	res, err := g.runTurn(ctx, ag, key, text, dedup, req.IdempotencyKey, l.publish)
+	res, err := g.runTurn(ctx, ag, key, g.cliOrigin(ag, key, text), dedup, req.IdempotencyKey, l.publish)
 	unsubscribe()
 	// The turn's end is durable now (or it never started): later retries
 	// are answered from the store.
