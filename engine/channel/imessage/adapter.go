@@ -707,7 +707,7 @@ func parseTarget(s string) (target, error) {
 	}
 	kind, rest, ok := strings.Cut(s, ":")
 	if !ok {
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil && strings.Trim(s, "0123456789") == "" {
 			if n <= 0 {
 				return target{}, fmt.Errorf("chat_id %d is not positive", n)
 			}

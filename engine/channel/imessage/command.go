@@ -38,7 +38,7 @@ func commandLine(c Config, words ...string) (string, []string) {
 }
 
 // shellQuote quotes s for a POSIX shell (and zsh, macOS's login shell):
-// every word in single quotes, each ' written as '\''. A leading "~/" stays unquoted so
+// every word in single quotes, each ' written as '\”. A leading "~/" stays unquoted so
 // that the remote shell expands it to the remote home, which is what a
 // configured "~/bin/imsg" means.
 func shellQuote(s string) string {

@@ -46,9 +46,9 @@ type Config struct {
 
 // Defaults.
 const (
-	DefaultCLIPath    = "imsg"
-	DefaultMediaMaxMB = 16
-	BackendIMsg       = "imsg"
+	DefaultCLIPath     = "imsg"
+	DefaultMediaMaxMB  = 16
+	BackendIMsg        = "imsg"
 	BackendBlueBubbles = "bluebubbles"
 )
 
