@@ -101,7 +101,9 @@ func sanitizeFilename(name, mimeType string) string {
 		s = "attachment"
 	}
 	if filepath.Ext(s) == "" {
-		if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
+		if ext, ok := commonExt[strings.ToLower(mimeType)]; ok {
+			s += ext
+		} else if exts, _ := mime.ExtensionsByType(mimeType); len(exts) > 0 {
 			s += exts[0]
 		}
 	}
@@ -113,4 +115,20 @@ func sanitizeFilename(name, mimeType string) string {
 		s = capBytes(s[:len(s)-len(ext)], 80-len(ext)) + ext
 	}
 	return s
+}
+
+// commonExt picks the usual extension where mime.ExtensionsByType would
+// pick an odd one (".asc" for text/plain, ".jfif" for JPEG).
+var commonExt = map[string]string{
+	"text/plain":      ".txt",
+	"text/html":       ".html",
+	"text/calendar":   ".ics",
+	"image/jpeg":      ".jpg",
+	"image/png":       ".png",
+	"image/gif":       ".gif",
+	"application/pdf": ".pdf",
+	"audio/mpeg":      ".mp3",
+	"audio/ogg":       ".ogg",
+	"video/mp4":       ".mp4",
+	"message/rfc822":  ".eml",
 }
