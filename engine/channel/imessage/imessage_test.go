@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -143,6 +144,7 @@ func groupMsg(id int64, sender, text string) map[string]any {
 type running struct {
 	a      *Adapter
 	in     *channeltest.Inbox
+	fail   atomic.Pointer[error] // when set, Deliver fails with it
 	store  *channeltest.Store
 	cancel context.CancelFunc
 	done   chan error
@@ -162,7 +164,7 @@ func start(t *testing.T, a *Adapter, store *channeltest.Store) *running {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &running{a: a, in: channeltest.NewInbox(), store: store, cancel: cancel, done: make(chan error, 1)}
-	go func() { r.done <- a.Run(ctx, r.in) }()
+	go func() { r.done <- a.Run(ctx, gate{r}) }()
 	t.Cleanup(func() { r.stop(t) })
 	deadline := time.Now().Add(15 * time.Second)
 	for a.Status().State != channel.StateLinked {
@@ -197,6 +199,16 @@ func (r *running) stop(t *testing.T) error {
 	}
 }
 
+// gate is the Inbox Run gets: it fails while r.fail is set.
+type gate struct{ r *running }
+
+func (g gate) Deliver(ctx context.Context, m engine.Inbound) error {
+	if err := g.r.fail.Load(); err != nil {
+		return *err
+	}
+	return g.r.in.Deliver(ctx, m)
+}
+
 func (r *running) next(t *testing.T) engine.Inbound {
 	t.Helper()
 	m, ok := r.in.Next(10 * time.Second)
@@ -213,6 +225,20 @@ func (r *running) cursor(t *testing.T) int64 {
 		t.Fatal(err)
 	}
 	return c.Rowid
+}
+
+// waitCursor waits for the cursor to reach want (it is saved just after
+// Deliver returns) and returns it.
+func (r *running) waitCursor(t *testing.T, want int64) int64 {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		c := r.cursor(t)
+		if c >= want || time.Now().After(deadline) {
+			return c
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 func TestReceiveDirectAndGroup(t *testing.T) {
@@ -242,7 +268,7 @@ func TestReceiveDirectAndGroup(t *testing.T) {
 	if got.ChatType != engine.ChatGroup || got.ChatID != "42" || got.SenderID != "bob@example.com" || got.ReplyTo != "GUID-1" || got.Text != "hi all" {
 		t.Errorf("group: %+v", got)
 	}
-	if c := r.cursor(t); c != 3 {
+	if c := r.waitCursor(t, 3); c != 3 {
 		t.Errorf("cursor = %d, want 3", c)
 	}
 	if n := len(r.in.Messages()); n != 2 {
@@ -289,6 +315,7 @@ func TestKilledRunResumesFromCursor(t *testing.T) {
 	r := start(t, a, store)
 	f.add(dm(1, "+15551234567", "one"))
 	r.next(t)
+	r.waitCursor(t, 1)
 	pid := f.pid()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -336,7 +363,9 @@ func TestDeliverErrorKeepsCursor(t *testing.T) {
 	r := start(t, a, store)
 	f.add(dm(1, "+15551234567", "one"))
 	r.next(t)
-	r.in.Err = errors.New("disk full")
+	r.waitCursor(t, 1)
+	diskFull := errors.New("disk full")
+	r.fail.Store(&diskFull)
 	f.add(dm(2, "+15551234567", "two"))
 	select {
 	case err := <-r.done:
