@@ -857,3 +857,17 @@ func FuzzNotification(f *testing.F) {
 func blueBubblesOK() bluebubbles.Config {
 	return bluebubbles.Config{ServerURL: "http://192.168.1.100:1234", Password: "pw", WebhookListen: "127.0.0.1:18790"}
 }
+
+func TestOpenSelectsBackend(t *testing.T) {
+	a, err := Open(Config{}, Deps{Store: channeltest.NewStore()})
+	if _, ok := a.(*Adapter); err != nil || !ok {
+		t.Errorf("Open imsg = %T, %v", a, err)
+	}
+	b, err := Open(Config{Backend: "bluebubbles", BlueBubbles: blueBubblesOK()}, Deps{Account: "mac"})
+	if _, ok := b.(*bluebubbles.Adapter); err != nil || !ok || b.Channel() != "imessage" || b.Account() != "mac" {
+		t.Errorf("Open bluebubbles = %T, %v", b, err)
+	}
+	if _, err := New(Config{Backend: "bluebubbles", BlueBubbles: blueBubblesOK()}, Deps{Store: channeltest.NewStore()}); err == nil {
+		t.Error("New accepted the bluebubbles backend")
+	}
+}
