@@ -325,7 +325,9 @@ func TestKilledRunResumesFromCursor(t *testing.T) {
 		if err == nil {
 			t.Fatal("Run returned nil after imsg was killed")
 		}
-		t.Logf("Run: %v", err)
+		if !strings.Contains(err.Error(), "stderr: fake imsg: ready") {
+			t.Errorf("Run error %q lacks imsg's stderr", err)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after imsg was killed")
 	}
