@@ -34,6 +34,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/routing"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/tool"
 )
@@ -133,6 +134,16 @@ type Config struct {
 	// StateWarning, if set, says what is wrong with the state database
 	// (opened read-only …); status reports it.
 	StateWarning func() string
+
+	// Channels are the configured channel accounts (channels.go); they
+	// need Records (the inbox, the outbox, pairing).
+	Channels []ChannelAccount
+	Records  engine.Records
+	// Bindings and DMScope route channel messages (engine/routing).
+	Bindings []routing.Binding
+	DMScope  string
+	// Owners is commands.ownerAllowFrom.
+	Owners []string
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -162,6 +173,8 @@ type Gateway struct {
 	// levels remembers the degradation level that fits each agent and
 	// model configuration (planTurn).
 	levels map[string]prompt.Level
+
+	ch *channels
 }
 
 // New checks cfg and returns a Gateway.
@@ -213,6 +226,11 @@ func New(cfg Config) (*Gateway, error) {
 	if _, ok := g.agents[g.cfg.DefaultAgent]; !ok {
 		return nil, fmt.Errorf("gateway: default agent %q is not configured", g.cfg.DefaultAgent)
 	}
+	ch, err := newChannels(g)
+	if err != nil {
+		return nil, err
+	}
+	g.ch = ch
 	return g, nil
 }
 

@@ -37,6 +37,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("GET "+api.PathSessionExport, g.serveExport)
 	mux.HandleFunc("POST "+api.PathSessionImport, g.serveImport)
 	g.approvalRoutes(mux)
+	g.channelRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no such endpoint: %s %s", r.Method, r.URL.Path)})
 	})
@@ -133,19 +134,24 @@ var streamWriteTimeout = 10 * time.Second
 // writeEvent writes and flushes one Server-Sent Event under a fresh write
 // deadline. An error means the client is gone or stuck: stop writing to it.
 func writeEvent(w http.ResponseWriter, ev api.Event) error {
-	data, err := json.Marshal(ev)
+	return writeSSE(w, string(ev.Type), ev)
+}
+
+// writeSSE writes and flushes one Server-Sent Event named name.
+func writeSSE(w http.ResponseWriter, name string, v any) error {
+	data, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode %s event: %w", ev.Type, err)
+		return fmt.Errorf("encode %s event: %w", name, err)
 	}
 	rc := http.NewResponseController(w)
 	// ErrNotSupported (a test recorder, no connection) leaves writes
 	// unbounded, as before.
 	_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
-		return fmt.Errorf("write %s event: %w", ev.Type, err)
+	if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", name, data); err != nil {
+		return fmt.Errorf("write %s event: %w", name, err)
 	}
 	if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
-		return fmt.Errorf("flush %s event: %w", ev.Type, err)
+		return fmt.Errorf("flush %s event: %w", name, err)
 	}
 	return nil
 }

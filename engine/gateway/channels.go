@@ -1,0 +1,644 @@
+package gateway
+
+// Channels: the path of a message from a messaging platform to its reply
+// (DESIGN.md §3), in the order it runs:
+//
+//  1. An adapter's Run calls inbox.Deliver. Deliver drops a message seen
+//     before (its dedup key in inboxSeen) and otherwise writes it to the
+//     durable inbox — both in one transaction — and hands it to its chat's
+//     worker. Only then does the adapter advance its cursor.
+//  2. The chat's worker (one per channel/account/chat: messages of a chat
+//     are handled in order) runs process: access control (engine/access),
+//     routing (engine/routing), then one of: drop; a pairing code reply;
+//     group context kept for later; a slash command; a turn (turn.go).
+//  3. A turn's reply is split into chunks and written to the outbox in the
+//     transaction that ends the turn (origin.reply → EndTurnWith). Replies
+//     without a turn (pairing codes, command answers, notices) are written
+//     to the outbox directly.
+//  4. The inbox item is deleted and the adapter told (Acker: email marks
+//     the message \Seen).
+//  5. The outbox sender (outbox.go) sends each item, then marks it sent.
+//
+// After a crash, inbox items left are handled again at start (the session
+// store's dedup makes a turn that was already committed a no-op) and
+// outbox items are sent again with their idempotency keys.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/channel"
+	"github.com/openclaw-edge/edge/engine/delivery"
+	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/routing"
+	"github.com/openclaw-edge/edge/engine/session"
+)
+
+// Record buckets of the channel pipeline.
+const (
+	bucketInbox     = "inbox"      // <seq> → inboxItem
+	bucketInboxSeen = "inbox-seen" // <dedup key> → time first seen
+	bucketGroupCtx  = "group-context"
+	bucketChanState = "channel-state" // <channel>/<account>/<key> → adapter cursor (channel.Store)
+)
+
+// Group context kept for the next answered message of a group.
+const (
+	groupContextMax      = 20
+	groupContextMaxChars = 4000
+	// seenTTL is how long a dedup key is remembered.
+	seenTTL = 14 * 24 * time.Hour
+	// maxInboundText bounds a message's text; longer text is cut.
+	maxInboundText = 32 << 10
+)
+
+// ChannelAccount is one configured channel account, built by the wiring.
+type ChannelAccount struct {
+	Adapter channel.Adapter
+	Policy  *access.Policy
+	// ChunkLimit and ChunkMode split replies (0: delivery.DefaultChunkLimit).
+	ChunkLimit int
+	ChunkMode  delivery.ChunkMode
+}
+
+type chanAccount struct {
+	ChannelAccount
+	sup *channel.Supervisor
+}
+
+func accountKey(ch, account string) string { return ch + "/" + account }
+
+type inboxItem struct {
+	Seq     string         `json:"seq"`
+	Inbound engine.Inbound `json:"inbound"`
+}
+
+type groupLine struct {
+	Sender string    `json:"sender"`
+	Text   string    `json:"text"`
+	At     time.Time `json:"at"`
+}
+
+// channels is the gateway's channel side.
+type channels struct {
+	g        *Gateway
+	db       engine.Records
+	pairing  *access.Pairing
+	router   routing.Router
+	accounts map[string]*chanAccount // by accountKey
+	order    []string
+
+	mu      sync.Mutex
+	workers map[string]chan inboxItem // by chat
+	seq     int64
+	wg      sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+
+	outbox *outbox
+}
+
+// ChannelStore returns the channel.Store of one adapter account: its
+// cursors, kept in the state database.
+func ChannelStore(db engine.Records, ch, account string) channel.Store {
+	return &chanStore{db: db, prefix: accountKey(ch, account) + "/"}
+}
+
+type chanStore struct {
+	db     engine.Records
+	prefix string
+}
+
+func (s *chanStore) Get(key string, v any) (bool, error) {
+	var found bool
+	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
+		var err error
+		found, err = tx.Get(bucketChanState, s.prefix+key, v)
+		return err
+	})
+	return found, err
+}
+
+func (s *chanStore) Put(key string, v any) error {
+	return s.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Put(bucketChanState, s.prefix+key, v) })
+}
+
+func newChannels(g *Gateway) (*channels, error) {
+	c := &channels{
+		g:        g,
+		db:       g.cfg.Records,
+		accounts: map[string]*chanAccount{},
+		workers:  map[string]chan inboxItem{},
+		router: routing.Router{
+			Bindings: g.cfg.Bindings, DefaultAgent: g.cfg.DefaultAgent,
+			MainKey: g.cfg.MainKey, DMScope: g.cfg.DMScope,
+		},
+	}
+	if len(g.cfg.Channels) > 0 && c.db == nil {
+		return nil, errors.New("gateway: channels need a records store")
+	}
+	if c.db != nil {
+		c.pairing = access.NewPairing(c.db, g.cfg.Now)
+	}
+	for _, a := range g.cfg.Channels {
+		if a.Adapter == nil || a.Policy == nil {
+			return nil, errors.New("gateway: a channel account needs an adapter and a policy")
+		}
+		k := accountKey(a.Adapter.Channel(), a.Adapter.Account())
+		if _, dup := c.accounts[k]; dup {
+			return nil, fmt.Errorf("gateway: channel account %s is configured twice", k)
+		}
+		if err := a.Policy.Validate(); err != nil {
+			return nil, err
+		}
+		ca := &chanAccount{ChannelAccount: a}
+		ca.sup = channel.NewSupervisor(a.Adapter, &accountInbox{c: c, ch: a.Adapter.Channel(), account: a.Adapter.Account()}, channel.SupervisorConfig{
+			Logger:  g.log,
+			OnState: c.linkChanged,
+		})
+		c.accounts[k] = ca
+		c.order = append(c.order, k)
+	}
+	c.outbox = newOutbox(c)
+	return c, nil
+}
+
+// start resumes the inbox and the outbox left by the last run, then starts
+// every adapter.
+func (c *channels) start(ctx context.Context) error {
+	if c.db == nil {
+		return nil
+	}
+	c.mu.Lock()
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.mu.Unlock()
+	var left []inboxItem
+	err := c.db.ViewRecords(func(tx engine.RecordTx) error {
+		return tx.ForEach(bucketInbox, "", func(_ string, raw []byte) error {
+			var it inboxItem
+			if err := json.Unmarshal(raw, &it); err != nil {
+				c.g.log.Error("unreadable inbox item dropped", "err", err)
+				return nil
+			}
+			left = append(left, it)
+			return nil
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("read the inbox: %w", err)
+	}
+	for _, it := range left {
+		c.dispatch(it)
+	}
+	if len(left) > 0 {
+		c.g.log.Info("resuming inbound messages left by the last run", "count", len(left))
+	}
+	c.prune()
+	c.outbox.start(c.ctx)
+	for _, k := range c.order {
+		c.accounts[k].sup.Start(c.ctx)
+	}
+	return nil
+}
+
+// stop stops the adapters, the workers and the outbox.
+func (c *channels) stop() {
+	for _, k := range c.order {
+		c.accounts[k].sup.Stop()
+	}
+	c.mu.Lock()
+	if c.cancel != nil {
+		c.cancel()
+	}
+	c.mu.Unlock()
+	c.outbox.stop()
+	c.wg.Wait()
+}
+
+// accountInbox is the channel.Inbox of one account.
+type accountInbox struct {
+	c           *channels
+	ch, account string
+}
+
+func (in *accountInbox) Deliver(ctx context.Context, m engine.Inbound) error {
+	// The adapter's word on which channel and account it is, not the
+	// message's: a message cannot claim another account's policy.
+	m.Channel, m.Account = in.ch, in.account
+	return in.c.deliver(m)
+}
+
+// deliver records m in the inbox (or drops a duplicate) and hands it on.
+func (c *channels) deliver(m engine.Inbound) error {
+	if m.ChatType == "" {
+		m.ChatType = engine.ChatDirect
+	}
+	if m.ChatID == "" {
+		m.ChatID = m.SenderID
+	}
+	if m.ChatID == "" {
+		return errors.New("inbound message without a chat or sender id")
+	}
+	if len(m.Text) > maxInboundText {
+		m.Text = m.Text[:maxInboundText] + "\n[… message cut at 32 KiB]"
+	}
+	if m.Timestamp.IsZero() {
+		m.Timestamp = c.g.cfg.Now()
+	}
+	c.mu.Lock()
+	c.seq++
+	seq := fmt.Sprintf("%020d-%06d", c.g.cfg.Now().UnixNano(), c.seq%1000000)
+	c.mu.Unlock()
+	it := inboxItem{Seq: seq, Inbound: m}
+	dup := false
+	err := c.db.UpdateRecords(func(tx engine.RecordTx) error {
+		if k := m.DedupKey(); k != "" {
+			var at time.Time
+			if found, err := tx.Get(bucketInboxSeen, k, &at); err != nil {
+				return err
+			} else if found {
+				dup = true
+				return nil
+			}
+			if err := tx.Put(bucketInboxSeen, k, c.g.cfg.Now()); err != nil {
+				return err
+			}
+		}
+		return tx.Put(bucketInbox, seq, it)
+	})
+	if err != nil {
+		return fmt.Errorf("record an inbound %s message: %w", m.Channel, err)
+	}
+	if dup {
+		c.g.log.Debug("duplicate inbound message dropped", "key", m.DedupKey())
+		return nil
+	}
+	crashpoint("after-inbox")
+	c.dispatch(it)
+	return nil
+}
+
+// dispatch queues it on its chat's worker, starting one if needed.
+func (c *channels) dispatch(it inboxItem) {
+	chat := accountKey(it.Inbound.Channel, it.Inbound.Account) + "/" + it.Inbound.ChatID
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ctx == nil || c.ctx.Err() != nil {
+		return // stopping: the item stays in the inbox for the next start
+	}
+	q, ok := c.workers[chat]
+	if !ok {
+		q = make(chan inboxItem, 256)
+		c.workers[chat] = q
+		c.wg.Add(1)
+		go c.work(chat, q)
+	}
+	select {
+	case q <- it:
+	default:
+		// A flood in one chat: the item stays in the inbox and is handled
+		// at the next start rather than blocking the adapter.
+		c.g.log.Warn("chat queue full; message left for the next start", "chat", chat)
+	}
+}
+
+// work handles one chat's messages in order; it exits when idle.
+func (c *channels) work(chat string, q chan inboxItem) {
+	defer c.wg.Done()
+	for {
+		select {
+		case it := <-q:
+			c.handle(it)
+		case <-time.After(time.Minute):
+			c.mu.Lock()
+			if len(q) == 0 {
+				delete(c.workers, chat)
+				c.mu.Unlock()
+				return
+			}
+			c.mu.Unlock()
+		case <-c.ctx.Done():
+			return
+		}
+	}
+}
+
+// handle processes one inbox item and then removes it. An error leaves it
+// for the next start.
+func (c *channels) handle(it inboxItem) {
+	m := it.Inbound
+	log := c.g.log.With("channel", m.Channel, "account", m.Account, "chat", m.ChatID, "msg", m.MessageID)
+	if err := c.process(c.ctx, m, log); err != nil {
+		if c.ctx.Err() != nil {
+			return // shutting down: handled again at the next start
+		}
+		log.Error("could not handle an inbound message", "err", err)
+	}
+	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucketInbox, it.Seq) }); err != nil {
+		log.Error("could not mark an inbound message handled", "err", err)
+		return
+	}
+	if ca := c.accounts[accountKey(m.Channel, m.Account)]; ca != nil {
+		if ack, ok := ca.Adapter.(channel.Acker); ok {
+			if err := ack.Ack(c.ctx, m); err != nil {
+				log.Warn("could not acknowledge a message to its platform", "err", err)
+			}
+		}
+	}
+}
+
+// process decides and acts on one message.
+func (c *channels) process(ctx context.Context, m engine.Inbound, log interface {
+	Info(string, ...any)
+	Debug(string, ...any)
+	Warn(string, ...any)
+}) error {
+	ca := c.accounts[accountKey(m.Channel, m.Account)]
+	if ca == nil {
+		log.Warn("message for a channel account that is no longer configured: dropped")
+		return nil
+	}
+	approved := false
+	if m.ChatType == engine.ChatDirect && !ca.Policy.IsOwner(m.SenderID) {
+		var err error
+		if approved, err = c.pairing.Approved(m.Channel, m.Account, m.SenderID); err != nil {
+			return err
+		}
+	}
+	v := ca.Policy.Decide(m, approved)
+	log.Debug("access", "action", v.Action.String(), "reason", v.Reason, "owner", v.Owner)
+	route := c.router.Resolve(m, v.Owner)
+	switch v.Action {
+	case access.Drop:
+		return nil
+	case access.Pair:
+		return c.pair(ca, m, log)
+	case access.Context:
+		return c.keepContext(route.Key, m)
+	}
+	ag := c.g.agents[route.AgentID]
+	if ag == nil {
+		return fmt.Errorf("binding names agent %q, which is not configured", route.AgentID)
+	}
+	text := strings.TrimSpace(m.Text)
+	if name, args, ok := parseCommand(text); ok {
+		if access.Privileged(name) && !v.Owner {
+			log.Warn("owner-only command refused", "command", name, "sender", m.SenderID)
+			return c.send(ca, m, "Only the owner can use /"+name+".", false)
+		}
+		if name != "new" && name != "reset" || args == "" {
+			res, err := c.g.command(ctx, ag, route.Key, name, args, api.SendRequest{}, func(api.Event) {})
+			if err != nil {
+				var ae *api.Error
+				if errors.As(err, &ae) {
+					return c.send(ca, m, ae.Message, false)
+				}
+				return err
+			}
+			if res != nil && res.Reply != "" {
+				return c.send(ca, m, res.Reply, false)
+			}
+			return nil
+		}
+		// "/new <message>": a fresh session, then the message.
+		if _, err := c.g.command(ctx, ag, route.Key, name, "", api.SendRequest{}, func(api.Event) {}); err != nil {
+			return err
+		}
+		m.Text = args
+	}
+	return c.turn(ctx, ca, ag, route, v, m)
+}
+
+// turn runs a model turn for m; its reply goes to the outbox with the end
+// of the turn.
+func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route routing.Route, v access.Verdict, m engine.Inbound) error {
+	history, err := c.takeContext(route.Key)
+	if err != nil {
+		return err
+	}
+	name := m.SenderName
+	if name == "" {
+		name = m.SenderID
+	}
+	if m.ChatType != engine.ChatDirect {
+		name = m.ChatID
+	}
+	o := &origin{
+		in:      m,
+		trusted: prompt.Trusted{Channel: m.Channel, Provider: m.Channel, ChatType: m.ChatType, AccountID: m.Account, MessageID: m.MessageID, WasMentioned: v.Mentioned, History: history},
+		meta:    session.Meta{ChatType: string(m.ChatType), Channel: m.Channel, DisplayName: name},
+		main:    route.Main,
+		owner:   v.Owner,
+		reply: func(r delivery.Reply) ([]session.Record, error) {
+			return c.outbox.records(ca, m, r)
+		},
+	}
+	emit := func(ev api.Event) {
+		if ev.Type == api.EventApproval && ev.Approval != nil {
+			c.approvalNotice(ca, m, v.Owner, ev.Approval)
+		}
+	}
+	if t, ok := ca.Adapter.(channel.Typer); ok {
+		_ = t.Typing(ctx, m.ChatID, true) // best effort: a cosmetic
+		defer func() { _ = t.Typing(context.WithoutCancel(ctx), m.ChatID, false) }()
+	}
+	_, err = c.g.runTurn(ctx, ag, route.Key, o, m.DedupKey(), "", emit)
+	c.outbox.wake()
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code != api.CodeInternal {
+		return nil // a failed turn: recorded, and its notice queued
+	}
+	return err
+}
+
+// send queues a reply that is not a turn's (a command's answer, a notice).
+func (c *channels) send(ca *chanAccount, m engine.Inbound, text string, quote bool) error {
+	r := delivery.Reply{Text: text, ReplyToCurrent: quote}
+	recs, err := c.outbox.records(ca, m, r)
+	if err != nil {
+		return err
+	}
+	if err := c.outbox.put(recs); err != nil {
+		return err
+	}
+	c.outbox.wake()
+	return nil
+}
+
+// pair gives an unknown sender a pairing code, once per request.
+func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
+	Info(string, ...any)
+	Debug(string, ...any)
+	Warn(string, ...any)
+}) error {
+	req, created, err := c.pairing.Request(m.Channel, m.Account, m.SenderID, m.SenderName, m.ChatID)
+	if errors.Is(err, access.ErrTooMany) {
+		log.Warn("pairing request refused: too many pending on this account", "sender", m.SenderID)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !created {
+		return nil // they have their code; nothing they write reaches the model
+	}
+	log.Info("new pairing request", "sender", m.SenderID, "code", req.Code)
+	text := fmt.Sprintf("Hi! This assistant only talks to people its owner has approved. Your pairing code is %s (valid for 1 hour). Ask the owner to run: openclaw pairing approve %s %s", req.Code, m.Channel, req.Code)
+	if err := c.send(ca, m, text, false); err != nil {
+		return err
+	}
+	who := m.SenderID
+	if m.SenderName != "" {
+		who += " (" + oneLine(m.SenderName, 60) + ")"
+	}
+	c.notifyOwner("", fmt.Sprintf("Pairing request on %s from %s. Approve: openclaw pairing approve %s %s", m.Channel, who, m.Channel, req.Code))
+	return nil
+}
+
+// keepContext keeps an unmentioned group message for the next answered
+// message of the group (bounded: the newest groupContextMax lines).
+func (c *channels) keepContext(key engine.SessionKey, m engine.Inbound) error {
+	sender := m.SenderName
+	if sender == "" {
+		sender = m.SenderID
+	}
+	line := groupLine{Sender: oneLine(sender, 80), Text: oneLine(m.Text, 500), At: m.Timestamp}
+	return c.db.UpdateRecords(func(tx engine.RecordTx) error {
+		var lines []groupLine
+		if _, err := tx.Get(bucketGroupCtx, string(key), &lines); err != nil {
+			lines = nil // unreadable: start over
+		}
+		lines = append(lines, line)
+		total := 0
+		for i := len(lines) - 1; i >= 0; i-- {
+			total += len(lines[i].Text)
+			if len(lines)-i > groupContextMax || total > groupContextMaxChars {
+				lines = lines[i+1:]
+				break
+			}
+		}
+		return tx.Put(bucketGroupCtx, string(key), lines)
+	})
+}
+
+// takeContext returns and clears the group context kept for key.
+func (c *channels) takeContext(key engine.SessionKey) ([]prompt.HistoryLine, error) {
+	var lines []groupLine
+	err := c.db.UpdateRecords(func(tx engine.RecordTx) error {
+		found, err := tx.Get(bucketGroupCtx, string(key), &lines)
+		if err != nil || !found {
+			lines = nil
+			return nil
+		}
+		return tx.Delete(bucketGroupCtx, string(key))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the group context: %w", err)
+	}
+	out := make([]prompt.HistoryLine, len(lines))
+	for i, l := range lines {
+		out[i] = prompt.HistoryLine{Sender: l.Sender, Text: l.Text, At: l.At}
+	}
+	return out, nil
+}
+
+// approvalNotice tells the owner about a pending exec approval: in the
+// chat of the turn when the sender is an owner, else on the owner's
+// channel.
+func (c *channels) approvalNotice(ca *chanAccount, m engine.Inbound, owner bool, a *api.Approval) {
+	text := fmt.Sprintf("Approval needed (%s): %s\nin %s\nReply /approve %s or /deny %s", a.SessionKey, oneLine(a.Command, 300), a.Cwd, a.ID, a.ID)
+	if owner {
+		if err := c.send(ca, m, text, false); err != nil {
+			c.g.log.Error("could not queue an approval notice", "err", err)
+		}
+		return
+	}
+	c.notifyOwner("", text)
+}
+
+// linkChanged is the supervisors' state callback: a link that fails or is
+// logged out is reported to the owner on another channel.
+func (c *channels) linkChanged(st channel.Status) {
+	if st.State != channel.StateLoggedOut && st.State != channel.StateError {
+		return
+	}
+	// Once per failure streak: the supervisor reports every retry.
+	if st.Restarts > 1 && st.State == channel.StateError {
+		return
+	}
+	what := "failed"
+	if st.State == channel.StateLoggedOut {
+		what = "was logged out; link it again with `openclaw channels login " + st.Channel + "`"
+	}
+	c.notifyOwner(st.Channel, fmt.Sprintf("The %s link (%s) %s: %s", st.Channel, st.Account, what, st.Reason))
+}
+
+// notifyOwner queues text to the first owner (commands.ownerAllowFrom, in
+// order) reachable on a configured channel account of a channel other than
+// skip ("" skips nothing). Nobody reachable: logged.
+func (c *channels) notifyOwner(skip, text string) {
+	for _, o := range c.g.cfg.Owners {
+		ch, id, ok := strings.Cut(o, ":")
+		if !ok || (skip != "" && ch == skip) {
+			continue // the failing channel cannot carry the news
+		}
+		for _, k := range c.order {
+			ca := c.accounts[k]
+			if ca.Adapter.Channel() != ch {
+				continue
+			}
+			m := engine.Inbound{Channel: ch, Account: ca.Adapter.Account(), ChatType: engine.ChatDirect, ChatID: id, SenderID: id}
+			if err := c.send(ca, m, text, false); err != nil {
+				c.g.log.Error("could not queue a note to the owner", "err", err)
+				continue
+			}
+			return
+		}
+	}
+	c.g.log.Warn("no owner reachable on another channel for a note", "note", text)
+}
+
+// prune forgets dedup keys older than seenTTL.
+func (c *channels) prune() {
+	cut := c.g.cfg.Now().Add(-seenTTL)
+	var old []string
+	_ = c.db.ViewRecords(func(tx engine.RecordTx) error {
+		return tx.ForEach(bucketInboxSeen, "", func(k string, raw []byte) error {
+			var at time.Time
+			if json.Unmarshal(raw, &at) != nil || at.Before(cut) {
+				old = append(old, k)
+			}
+			return nil
+		})
+	})
+	if len(old) == 0 {
+		return
+	}
+	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error {
+		for _, k := range old {
+			if err := tx.Delete(bucketInboxSeen, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		c.g.log.Warn("could not prune old dedup keys", "err", err)
+	}
+}
+
+// oneLine flattens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "…"
+	}
+	return s
+}
