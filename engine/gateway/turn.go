@@ -587,4 +587,3 @@ func userMessage(err error) string {
 	}
 	return "the model failed: " + me.Error()
 }
-
