@@ -2,6 +2,7 @@ package whatsapp
 
 import (
 	"errors"
+	"strings"
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/proto/waE2E"
@@ -115,7 +116,7 @@ func convert(evt *events.Message, self []types.JID, selfChat bool) (engine.Inbou
 		}
 		for _, s := range ci.GetMentionedJID() {
 			j, err := types.ParseJID(s)
-			if err != nil || j.User == "" {
+			if err != nil || !isUserJID(j) {
 				continue // a malformed mention is not worth dropping the message for
 			}
 			m.Mentions = append(m.Mentions, userID(j))
@@ -149,6 +150,16 @@ func senderID(info *types.MessageInfo) string {
 		return ""
 	}
 	return s.String()
+}
+
+// isUserJID reports whether j names a person: digits at a phone-number
+// or LID server.
+func isUserJID(j types.JID) bool {
+	switch j.Server {
+	case types.DefaultUserServer, types.LegacyUserServer, types.HiddenUserServer:
+		return allDigitsOrDash(j.User) && !strings.Contains(j.User, "-")
+	}
+	return false
 }
 
 func isSelf(j types.JID, self []types.JID) bool {

@@ -15,6 +15,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/channel/channeltest"
 
+	"go.mau.fi/whatsmeow/proto/waAdv"
 	"go.mau.fi/whatsmeow/proto/waE2E"
 )
 
@@ -94,6 +95,9 @@ func TestLoginRefusesLinked(t *testing.T) {
 	dev := c.NewDevice()
 	jid := types.JID{User: "15550000001", Device: 7, Server: types.DefaultUserServer}
 	dev.ID = &jid
+	dev.Account = &waAdv.ADVSignedDeviceIdentity{
+		Details: []byte{1}, AccountSignature: make([]byte, 64), AccountSignatureKey: make([]byte, 32), DeviceSignature: make([]byte, 64),
+	}
 	if err := c.PutDevice(t.Context(), dev); err != nil {
 		t.Fatal(err)
 	}
