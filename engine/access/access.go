@@ -31,8 +31,9 @@
 //   - requireMention (default true): a message that does not mention the
 //     assistant (the platform's own mention or reply, or a mention pattern)
 //     is kept as context for the next answered message (Context).
-//   - Privileged slash commands (/approve, /deny, /elevated, /model,
-//     /config, /think, /verbose, /reasoning, /compact) run for owners only.
+//   - From a channel, slash commands other than /new, /reset, /stop and
+//     /help (/approve, /deny, /model, /config, /status …) run for owners
+//     only.
 package access
 
 import (
@@ -270,10 +271,24 @@ func (p *Policy) mentions(text string) bool {
 	return slices.ContainsFunc(p.Mentions, func(re *regexp.Regexp) bool { return re.MatchString(text) })
 }
 
-// Privileged reports whether a slash command is for owners only.
+// Privileged reports whether a slash command is for owners only from a
+// channel: every command but /new, /reset, /stop and /help (deny by
+// default, so a command added later is owner-only until said otherwise).
 func Privileged(cmd string) bool {
 	switch strings.ToLower(cmd) {
-	case "approve", "deny", "elevated", "model", "models", "config", "think", "verbose", "reasoning", "compact", "exec", "bash", "allowlist", "restart", "debug":
+	case "new", "reset", "stop", "help":
+		return false
+	}
+	return true
+}
+
+// Reserved reports whether a slash word names one of OpenClaw's
+// owner-only commands this gateway does not implement (/config, /debug,
+// /elevated, /exec, /bash, /restart …): from a channel it is refused
+// rather than passed to the model as text, so nobody learns to rely on it.
+func Reserved(word string) bool {
+	switch strings.ToLower(word) {
+	case "config", "debug", "elevated", "exec", "bash", "restart", "allowlist", "models", "verbose", "reasoning", "send", "activation", "pair", "devices", "approvals":
 		return true
 	}
 	return false

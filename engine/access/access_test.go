@@ -127,12 +127,12 @@ func TestOwnerBypasses(t *testing.T) {
 }
 
 func TestPrivileged(t *testing.T) {
-	for _, c := range []string{"approve", "Deny", "config", "debug", "model", "elevated", "think"} {
+	for _, c := range []string{"approve", "Deny", "config", "debug", "model", "elevated", "think", "status", "compact", "some-future-command"} {
 		if !Privileged(c) {
 			t.Errorf("/%s must be owner-only", c)
 		}
 	}
-	for _, c := range []string{"new", "reset", "status", "help", "stop"} {
+	for _, c := range []string{"new", "reset", "help", "stop"} {
 		if Privileged(c) {
 			t.Errorf("/%s is for everyone", c)
 		}

@@ -389,6 +389,13 @@ func (c *channels) process(ctx context.Context, m engine.Inbound, log interface 
 		return fmt.Errorf("binding names agent %q, which is not configured", route.AgentID)
 	}
 	text := strings.TrimSpace(m.Text)
+	if word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " "); strings.HasPrefix(text, "/") && access.Reserved(word) {
+		if !v.Owner {
+			log.Warn("owner-only command refused", "command", word, "sender", m.SenderID)
+			return c.send(ca, m, "Only the owner can use /"+strings.ToLower(word)+".", false)
+		}
+		return c.send(ca, m, "/"+strings.ToLower(word)+" is not available from a channel; use the openclaw CLI on the gateway.", false)
+	}
 	if name, args, ok := parseCommand(text); ok {
 		if access.Privileged(name) && !v.Owner {
 			log.Warn("owner-only command refused", "command", name, "sender", m.SenderID)

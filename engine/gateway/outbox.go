@@ -36,7 +36,8 @@ const (
 	bucketOutboxDead = "outbox-dead" // <created>-<id> → outboxItem
 )
 
-const (
+// Retry bounds; variables so tests can shorten them.
+var (
 	outboxMinBackoff = 2 * time.Second
 	outboxMaxBackoff = 10 * time.Minute
 	outboxMaxTries   = 20

@@ -1,0 +1,423 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/channel"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/store/bolt"
+	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/tool/fs"
+)
+
+// fakeAdapter is a channel adapter at the contract's boundary: the test
+// plays the platform (Deliver) and reads what was sent.
+type fakeAdapter struct {
+	name string
+	mu   sync.Mutex
+	in   channel.Inbox
+	sent []channel.Outbound
+	fail func(channel.Outbound) error
+	ids  map[string]int // idempotency key → sends
+	up   chan struct{}
+}
+
+func newFakeAdapter(name string) *fakeAdapter {
+	return &fakeAdapter{name: name, ids: map[string]int{}, up: make(chan struct{})}
+}
+
+func (a *fakeAdapter) Channel() string { return a.name }
+func (a *fakeAdapter) Account() string { return "default" }
+func (a *fakeAdapter) Run(ctx context.Context, in channel.Inbox) error {
+	a.mu.Lock()
+	a.in = in
+	a.mu.Unlock()
+	select {
+	case <-a.up:
+	default:
+		close(a.up)
+	}
+	<-ctx.Done()
+	return nil
+}
+
+func (a *fakeAdapter) Send(ctx context.Context, m channel.Outbound) (channel.Receipt, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fail != nil {
+		if err := a.fail(m); err != nil {
+			return channel.Receipt{}, err
+		}
+	}
+	a.ids[m.IdempotencyKey]++
+	if a.ids[m.IdempotencyKey] > 1 {
+		return channel.Receipt{MessageID: "dup-" + m.IdempotencyKey}, nil // the platform drops a repeat
+	}
+	a.sent = append(a.sent, m)
+	return channel.Receipt{MessageID: "m-" + m.IdempotencyKey}, nil
+}
+
+func (a *fakeAdapter) Status() channel.Status {
+	return channel.Status{State: channel.StateLinked, Self: "+15550009999"}
+}
+
+func (a *fakeAdapter) deliver(t *testing.T, m engine.Inbound) {
+	t.Helper()
+	<-a.up
+	a.mu.Lock()
+	in := a.in
+	a.mu.Unlock()
+	if m.Timestamp.IsZero() {
+		m.Timestamp = time.Now()
+	}
+	if err := in.Deliver(context.Background(), m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitSent waits until n messages were sent and returns them.
+func (a *fakeAdapter) waitSent(t *testing.T, n int) []channel.Outbound {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.mu.Lock()
+		got := append([]channel.Outbound(nil), a.sent...)
+		a.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sent %d messages, want %d: %+v", len(got), n, got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitFor waits until ok holds for what was sent.
+func (a *fakeAdapter) waitFor(t *testing.T, ok func([]channel.Outbound) bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		a.mu.Lock()
+		got := append([]channel.Outbound(nil), a.sent...)
+		a.mu.Unlock()
+		if ok(got) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not sent: %+v", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+const owner = "+15551234567"
+
+type chanHarness struct {
+	g     *Gateway
+	model *fakeModel
+	wa    *fakeAdapter
+	db    *bolt.DB
+	dir   string
+	stop  func()
+}
+
+func newChanHarness(t *testing.T, dir string, common channel.Common, steps ...step) *chanHarness {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "MEMORY.md"), []byte("The owner's locker code is 4711."), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mentions, _ := access.CompileMentions([]string{`\bclaw\b`})
+	m := &fakeModel{steps: steps}
+	wa := newFakeAdapter("whatsapp")
+	owners := []string{"whatsapp:" + owner}
+	g, err := New(Config{
+		Agents:   []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5}},
+		Sessions: session.NewManager(db, session.Config{DailyResetHour: new(-1)}),
+		Tools:    tool.NewRegistry(fs.Tools(fs.Config{})...),
+		Models:   fakeModels{m: m},
+		Version:  "test",
+		Records:  db,
+		Owners:   owners,
+		Channels: []ChannelAccount{{Adapter: wa, Policy: &access.Policy{Channel: "whatsapp", Common: common, Owners: owners, Mentions: mentions}, ChunkLimit: 60}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := g.StartChannels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h := &chanHarness{g: g, model: m, wa: wa, db: db, dir: dir}
+	var once sync.Once
+	h.stop = func() {
+		once.Do(func() {
+			g.StopChannels()
+			cancel()
+			db.Close()
+		})
+	}
+	t.Cleanup(h.stop)
+	return h
+}
+
+func dm(sender, id, text string) engine.Inbound {
+	return engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatDirect, ChatID: strings.TrimPrefix(sender, "+") + "@s.whatsapp.net", SenderID: sender, MessageID: id, Text: text}
+}
+
+func TestChannelOwnerDM(t *testing.T) {
+	h := newChanHarness(t, "", channel.Common{}, reply("Hello owner! "+strings.Repeat("word ", 20)))
+	h.wa.deliver(t, dm(owner, "A1", "hi"))
+	sent := h.wa.waitSent(t, 2)
+	if sent[0].ChatID != "15551234567@s.whatsapp.net" || !strings.HasPrefix(sent[0].Text, "Hello owner!") {
+		t.Fatalf("first chunk %+v", sent[0])
+	}
+	for _, s := range sent {
+		if len([]rune(s.Text)) > 60 || s.IdempotencyKey == "" {
+			t.Fatalf("chunk %+v", s)
+		}
+	}
+	// The owner's DM is the main session, with MEMORY.md.
+	reqs := h.model.requests()
+	if !strings.Contains(reqs[0].System, "4711") {
+		t.Fatal("the owner's main session lacks MEMORY.md")
+	}
+	if e, ok, _ := h.g.cfg.Sessions.Get("main", "agent:main:main"); !ok || e.Messages != 2 {
+		t.Fatalf("main session %+v %v", e, ok)
+	}
+	// A redelivery of the same message is dropped.
+	h.wa.deliver(t, dm(owner, "A1", "hi"))
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.model.requests()); n != 1 {
+		t.Fatalf("duplicate ran a turn: %d model calls", n)
+	}
+	st := h.g.ChannelStatuses()
+	if len(st) != 1 || st[0].State != "linked" || st[0].DMPolicy != "pairing" || st[0].OutboxPending != 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestChannelPairing(t *testing.T) {
+	h := newChanHarness(t, "", channel.Common{})
+	stranger := "+15550001111"
+	h.wa.deliver(t, dm(stranger, "S1", "hello? my secret plan"))
+	h.wa.waitFor(t, func(sent []channel.Outbound) bool { return strings.Contains(chatText(sent, owner), "approve") })
+	list, err := h.g.PairingList("whatsapp")
+	if err != nil || len(list) != 1 {
+		t.Fatalf("pending %v %+v", err, list)
+	}
+	code := list[0].Code
+	// The stranger gets the code; the owner learns of it on their channel.
+	all := h.wa.waitSent(t, 1)
+	toStranger, toOwner := chatText(all, "15550001111@s.whatsapp.net"), chatText(all, owner)
+	if !strings.Contains(toStranger, code) || !strings.Contains(toOwner, "pairing approve whatsapp "+code) {
+		t.Fatalf("pairing replies: %q / %q", toStranger, toOwner)
+	}
+	base := len(all)
+	// A second message: no second code, nothing reaches the model.
+	h.wa.deliver(t, dm(stranger, "S2", "anyone?"))
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.model.requests()); n != 0 {
+		t.Fatalf("a pending sender reached the model: %d calls", n)
+	}
+	if n := len(h.wa.waitSent(t, base)); n != base {
+		t.Fatalf("sent %d, want %d", n, base)
+	}
+	if _, err := h.g.PairingDecide("whatsapp", "WRONGCOD", true); err == nil {
+		t.Fatal("a wrong code was approved")
+	}
+	if _, err := h.g.PairingDecide("whatsapp", code, true); err != nil {
+		t.Fatal(err)
+	}
+	sent := h.wa.waitSent(t, base+1)
+	if !strings.Contains(sent[base].Text, "approved") {
+		t.Fatalf("approval note %+v", sent[base])
+	}
+	h.wa.deliver(t, dm(stranger, "S3", "now?"))
+	sent = h.wa.waitSent(t, base+2)
+	if sent[base+1].Text != "echo: now?" {
+		t.Fatalf("answer %+v", sent[base+1])
+	}
+	reqs := h.model.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("model calls %d", len(reqs))
+	}
+	text := ""
+	for _, m := range reqs[0].Messages {
+		text += m.Text()
+	}
+	if strings.Contains(text, "secret plan") || strings.Contains(reqs[0].System, "4711") {
+		t.Fatal("pre-approval text or MEMORY.md reached an approved stranger's turn")
+	}
+	if _, ok, _ := h.g.cfg.Sessions.Get("main", "agent:main:whatsapp:direct:+15550001111"); !ok {
+		t.Fatal("no per-channel-peer session")
+	}
+}
+
+// chatText joins what was sent to chat.
+func chatText(sent []channel.Outbound, chat string) string {
+	var b strings.Builder
+	for _, s := range sent {
+		if s.ChatID == chat {
+			b.WriteString(s.Text + "\n")
+		}
+	}
+	return b.String()
+}
+
+func TestChannelGroupMention(t *testing.T) {
+	h := newChanHarness(t, "", channel.Common{Groups: map[string]channel.Group{"123@g.us": {}}})
+	grp := func(id, sender, text string, mentioned bool) engine.Inbound {
+		return engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatGroup, ChatID: "123@g.us", SenderID: sender, SenderName: "Bea", MessageID: id, Text: text, Mentioned: mentioned}
+	}
+	h.wa.deliver(t, grp("G1", "+15550002222", "dinner at 8?", false))
+	h.wa.deliver(t, grp("G2", "+15550003333", "hey claw, where should we eat", false))
+	sent := h.wa.waitSent(t, 1)
+	time.Sleep(50 * time.Millisecond)
+	if len(h.model.requests()) != 1 {
+		t.Fatalf("model calls %d, want 1 (the unmentioned message is context only)", len(h.model.requests()))
+	}
+	if sent[0].ChatID != "123@g.us" || sent[0].ReplyTo != "G2" {
+		t.Fatalf("group reply %+v", sent[0])
+	}
+	user := h.model.requests()[0].Messages
+	last := user[len(user)-1].Text()
+	if !strings.Contains(last, "Chat messages since your last reply") || !strings.Contains(last, "dinner at 8?") {
+		t.Fatalf("group context missing:\n%s", last)
+	}
+	// Another group, not listed: dropped even with a mention.
+	h.wa.deliver(t, engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatGroup, ChatID: "999@g.us", SenderID: owner, MessageID: "G3", Text: "claw!", Mentioned: true})
+	time.Sleep(100 * time.Millisecond)
+	if len(h.model.requests()) != 1 {
+		t.Fatal("an unlisted group was answered")
+	}
+	if _, ok, _ := h.g.cfg.Sessions.Get("main", "agent:main:whatsapp:group:123@g.us"); !ok {
+		t.Fatal("no group session")
+	}
+}
+
+// TestChannelOwnerOnlyCommands: privileged commands from a channel run
+// for owners only, whatever the sender's DM access (GHSA-c28g, GHSA-r7vr,
+// GHSA-p73f shapes).
+func TestChannelOwnerOnlyCommands(t *testing.T) {
+	h := newChanHarness(t, "", channel.Common{DMPolicy: "open", AllowFrom: []string{"*"}})
+	for i, text := range []string{"/config", "/approve abc123", "/APPROVE abc123", "  /model fake/model", "/status", "/think high", "/debug on", "/Elevated full"} {
+		h.wa.deliver(t, dm("+15550004444", "C"+string(rune('a'+i)), text))
+		sent := h.wa.waitSent(t, i+1)
+		if !strings.HasPrefix(sent[i].Text, "Only the owner can use /") {
+			t.Fatalf("%q from a non-owner: %q", text, sent[i].Text)
+		}
+	}
+	// The owner may.
+	h.wa.deliver(t, dm(owner, "O1", "/status"))
+	sent := h.wa.waitSent(t, 9)
+	if !strings.Contains(strings.ToLower(sent[8].Text), "session") {
+		t.Fatalf("owner /status: %q", sent[8].Text)
+	}
+	if len(h.model.requests()) != 0 {
+		t.Fatal("a command reached the model")
+	}
+}
+
+func TestChannelOutboxRetryAndRestart(t *testing.T) {
+	old := outboxMinBackoff
+	outboxMinBackoff = 20 * time.Millisecond
+	t.Cleanup(func() { outboxMinBackoff = old })
+	dir := t.TempDir()
+	h := newChanHarness(t, dir, channel.Common{})
+	var calls int
+	h.wa.mu.Lock()
+	h.wa.fail = func(channel.Outbound) error {
+		calls++
+		return channel.ErrNotConnected
+	}
+	h.wa.mu.Unlock()
+	h.wa.deliver(t, dm(owner, "R1", "are you there"))
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		h.wa.mu.Lock()
+		n := calls
+		h.wa.mu.Unlock()
+		if n >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := h.g.ChannelStatuses(); st[0].OutboxPending != 1 {
+		t.Fatalf("pending %d", st[0].OutboxPending)
+	}
+	// Restart: a new gateway over the same state sends it, once.
+	h.stop()
+	h2 := newChanHarness(t, dir, channel.Common{})
+	sent := h2.wa.waitSent(t, 1)
+	if sent[0].Text != "echo: are you there" {
+		t.Fatalf("after restart %+v", sent[0])
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h2.wa.waitSent(t, 1)); n != 1 {
+		t.Fatalf("sent %d times", n)
+	}
+	if len(h2.model.requests()) != 0 {
+		t.Fatal("the restart ran the turn again")
+	}
+	// A permanent failure goes to outbox-dead, and the chat goes on.
+	h2.wa.mu.Lock()
+	h2.wa.fail = func(m channel.Outbound) error {
+		if strings.Contains(m.Text, "poison") {
+			return channel.Permanent(errors.New("recipient unknown"))
+		}
+		return nil
+	}
+	h2.wa.mu.Unlock()
+	if _, err := h2.g.SendOutbound(api.OutboundRequest{Channel: "whatsapp", Target: "+15550005555", Message: "poison"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h2.g.SendOutbound(api.OutboundRequest{Channel: "whatsapp", Target: "+15550005555", Message: "fine"}); err != nil {
+		t.Fatal(err)
+	}
+	sent = h2.wa.waitSent(t, 2)
+	if sent[1].Text != "fine" {
+		t.Fatalf("%+v", sent[1])
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		st := h2.g.ChannelStatuses()
+		if st[0].OutboxDead == 1 && st[0].OutboxPending == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status %+v", st[0])
+		}
+	}
+	// Bad requests name what is wrong.
+	for _, req := range []api.OutboundRequest{
+		{Channel: "telegram", Target: "x", Message: "m"},
+		{Channel: "whatsapp", Target: "", Message: "m"},
+		{Channel: "whatsapp", Target: "x", Message: " "},
+		{Channel: "whatsapp", Target: "a\r\nBcc: x", Message: "m"},
+	} {
+		if _, err := h2.g.SendOutbound(req); err == nil {
+			t.Errorf("%+v accepted", req)
+		}
+	}
+}
