@@ -808,3 +808,52 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestDecodeChannelAccounts(t *testing.T) {
+	type acct struct {
+		DMPolicy       string   `json:"dmPolicy"`
+		AllowFrom      []string `json:"allowFrom"`
+		Address        string   `json:"address"`
+		TextChunkLimit int      `json:"textChunkLimit"`
+	}
+	c, err := Parse([]byte(`{ channels: {
+		email: { dmPolicy: 'open', textChunkLimit: 900, accounts: {
+			home: { address: 'a@x.test' },
+			work: { address: 'b@y.test', dmPolicy: 'allowlist', allowFrom: ['boss@y.test'], textChunkLimit: 100 },
+			old: { address: 'c@z.test', enabled: false } } },
+		whatsapp: { allowFrom: ['+1555'] },
+		imessage: { enabled: false, dmPolicy: 'open' },
+	} }`), "t.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metas, vals, err := c.DecodeChannelAccounts("email", func() any { return new(acct) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(metas) != 2 || metas[0].ID != "home" || metas[1].ID != "work" {
+		t.Fatalf("accounts %+v", metas)
+	}
+	home, work := vals[0].(*acct), vals[1].(*acct)
+	if home.DMPolicy != "open" || home.Address != "a@x.test" || work.DMPolicy != "allowlist" || work.AllowFrom[0] != "boss@y.test" {
+		t.Fatalf("home %+v work %+v", home, work)
+	}
+	if metas[0].ChunkLimit != 900 || metas[1].ChunkLimit != 100 {
+		t.Fatalf("chunk limits %+v", metas)
+	}
+	metas, vals, err = c.DecodeChannelAccounts("whatsapp", func() any { return new(acct) })
+	if err != nil || len(metas) != 1 || metas[0].ID != "default" || vals[0].(*acct).AllowFrom[0] != "+1555" || metas[0].ChunkLimit != 4000 {
+		t.Fatalf("whatsapp %v %+v", err, metas)
+	}
+	if metas, _, err := c.DecodeChannelAccounts("imessage", func() any { return new(acct) }); err != nil || len(metas) != 0 {
+		t.Fatalf("disabled channel: %v %+v", err, metas)
+	}
+	c, err = Parse([]byte(`{ channels: { email: { accounts: { home: { adress: 'x' } } } } }`), "t.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = c.DecodeChannelAccounts("email", func() any { return new(acct) })
+	if err == nil || !strings.Contains(err.Error(), "channels.email.accounts.home.adress: unknown key") {
+		t.Fatalf("got %v", err)
+	}
+}

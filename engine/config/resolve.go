@@ -333,3 +333,106 @@ func (c *Config) DecodeChannel(name string, v any) error {
 	d.decode(keyPath("channels", name), extra, rv.Elem())
 	return joinErrors(d.errs)
 }
+
+// ChannelAccount is one account of a channel decoded by
+// DecodeChannelAccounts.
+type ChannelAccount struct {
+	ID string
+	// ChunkLimit and ChunkMode: the account's, else the channel's, else
+	// the defaults.
+	ChunkLimit int
+	ChunkMode  string
+}
+
+// DecodeChannelAccounts decodes channels.<name> into one value per account
+// (OpenClaw's multi-account shape): without an accounts object the
+// channel's own keys are the account "default"; with one, each
+// accounts.<id> object is decoded over the channel's other keys (account
+// keys win). `enabled: false` on the channel or an account leaves it out.
+// newV returns a pointer to a fresh value to decode into; the values come
+// back in account-id order with their ids.
+func (c *Config) DecodeChannelAccounts(name string, newV func() any) ([]ChannelAccount, []any, error) {
+	ch, ok := c.Channels[name]
+	if !ok {
+		return nil, nil, nil
+	}
+	base := map[string]any{}
+	for k, v := range ch.Extra {
+		base[k] = v
+	}
+	d := &decoder{src: c.src}
+	p := keyPath("channels", name)
+	enabled := func(m map[string]any, at string) bool {
+		v, ok := m["enabled"]
+		if !ok {
+			return true
+		}
+		delete(m, "enabled")
+		b, isBool := v.(bool)
+		if !isBool {
+			d.fail(keyPath(at, "enabled"), "want true or false")
+			return true
+		}
+		return b
+	}
+	if !enabled(base, p) {
+		return nil, nil, joinErrors(d.errs)
+	}
+	accounts := map[string]map[string]any{"default": {}}
+	if raw, ok := base["accounts"]; ok {
+		delete(base, "accounts")
+		m, isMap := raw.(map[string]any)
+		if !isMap || len(m) == 0 {
+			d.fail(keyPath(p, "accounts"), "want an object of accounts by id")
+			return nil, nil, joinErrors(d.errs)
+		}
+		accounts = map[string]map[string]any{}
+		for id, v := range m {
+			am, isMap := v.(map[string]any)
+			if !isMap {
+				d.fail(keyPath(keyPath(p, "accounts"), id), "want an object")
+				continue
+			}
+			accounts[id] = am
+		}
+	}
+	_, multi := ch.Extra["accounts"]
+	var metas []ChannelAccount
+	var vals []any
+	for _, id := range sortedMapKeys(accounts) {
+		at := p
+		if multi {
+			at = keyPath(keyPath(p, "accounts"), id)
+		}
+		merged := map[string]any{}
+		for k, v := range base {
+			merged[k] = v
+		}
+		for k, v := range accounts[id] {
+			merged[k] = v
+		}
+		if !enabled(merged, at) {
+			continue
+		}
+		v := newV()
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Pointer || rv.IsNil() {
+			return nil, nil, fmt.Errorf("config: DecodeChannelAccounts(%q) needs pointers, got %T", name, v)
+		}
+		meta := ChannelAccount{ID: id}
+		meta.ChunkLimit, meta.ChunkMode = c.ChunkLimit(name)
+		if n, ok := accounts[id]["textChunkLimit"].(float64); ok && n > 0 {
+			meta.ChunkLimit = int(n)
+		}
+		if s, ok := accounts[id]["chunkMode"].(string); ok && s != "" {
+			meta.ChunkMode = s
+		}
+		d.decode(at, merged, rv.Elem())
+		metas = append(metas, meta)
+		vals = append(vals, v)
+	}
+	if len(d.errs) > 0 {
+		return nil, nil, joinErrors(d.errs)
+	}
+	return metas, vals, nil
+}
