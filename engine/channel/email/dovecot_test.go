@@ -1,8 +1,7 @@
 package email
 
 import (
-	"bytes"
-	"crypto/ecdsa"
+		"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
@@ -248,8 +247,19 @@ func writeSelfSigned(t testing.TB, certFile, keyFile string) *x509.CertPool {
 func (d *dovecot) start() {
 	d.t.Helper()
 	cmd := exec.Command(d.bin, "-F", "-c", d.conf)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	// A file, not a pipe: dovecot's children inherit stdout, and Wait
+	// would wait for the last of them to close a pipe.
+	outPath := filepath.Join(d.dir, "stdout.log")
+	outFile, err := os.OpenFile(outPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	defer outFile.Close()
+	cmd.Stdout, cmd.Stderr = outFile, outFile
+	// Its own process group, so that stop reaches the imap processes too
+	// (dovecot's master leaves a client's process alive for seconds).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := fileString(outPath)
 	if err := cmd.Start(); err != nil {
 		d.t.Fatalf("start dovecot: %v", err)
 	}
@@ -283,18 +293,28 @@ func (d *dovecot) start() {
 	}
 }
 
+type fileString string
+
+func (f fileString) String() string {
+	b, _ := os.ReadFile(string(f))
+	return string(b)
+}
+
 // stop ends dovecot (and, with it, its client connections).
 func (d *dovecot) stop() {
 	if d.cmd == nil {
 		return
 	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
+	pgid := d.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
 	select {
 	case <-d.exited:
 	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
+		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-d.exited
 	}
+	// Children that outlived the master.
+	syscall.Kill(-pgid, syscall.SIGKILL)
 	d.cmd = nil
 }
 

@@ -323,14 +323,16 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 	d.appendMail(mailFrom("ann@example.com", "1", "r1@example.com", "one"))
 	next(t, in)
 
+	begin := time.Now()
 	d.stop()
+	t.Logf("dovecot stopped in %v", time.Since(begin))
 	select {
 	case err := <-r.done:
 		r.done <- err
 		if err == nil {
 			t.Fatal("Run returned nil after the connection died")
 		}
-		t.Logf("Run: %v", err)
+		t.Logf("Run returned after %v: %v", time.Since(begin), err)
 	case <-time.After(15 * time.Second):
 		t.Fatal("Run did not notice the server going away")
 	}
@@ -338,6 +340,7 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 		t.Errorf("status %+v", st)
 	}
 	d.start()
+	t.Logf("dovecot restarted after %v", time.Since(begin))
 	d.appendMail(mailFrom("bob@example.com", "2", "r2@example.com", "two"))
 	start(t, a, in) // what the supervisor does
 	if m := next(t, in); m.MessageID != "r2@example.com" {
