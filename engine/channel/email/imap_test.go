@@ -119,6 +119,7 @@ func ids(ms []engine.Inbound) []string {
 }
 
 func TestReceiveIdleAndFirstRunSkipsOldMail(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	d.appendMail(mailFrom("ann@example.com", "old", "old-1@example.com", "Answer me from last year"))
 	d.appendMail(mailFrom("ann@example.com", "old", "old-2@example.com", "me too"))
@@ -180,6 +181,7 @@ func TestReceiveIdleAndFirstRunSkipsOldMail(t *testing.T) {
 }
 
 func TestCursorPersistsAcrossRestarts(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	store := channeltest.NewStore()
 	in := channeltest.NewInbox()
@@ -222,6 +224,7 @@ func TestCursorPersistsAcrossRestarts(t *testing.T) {
 }
 
 func TestDeliverErrorKeepsCursor(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	store := channeltest.NewStore()
 	a := newTestAdapter(t, testConfig(d, nil), store, "", nil)
@@ -251,6 +254,7 @@ func TestDeliverErrorKeepsCursor(t *testing.T) {
 }
 
 func TestAckSetsSeen(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	in := channeltest.NewInbox()
 	a := newTestAdapter(t, testConfig(d, nil), channeltest.NewStore(), "", nil)
@@ -296,6 +300,7 @@ func (ai *ackingInbox) Deliver(ctx context.Context, m engine.Inbound) error {
 }
 
 func TestAckFromDeliver(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	a := newTestAdapter(t, testConfig(d, nil), channeltest.NewStore(), "", nil)
 	ai := &ackingInbox{a: a, errs: make(chan error, 1)}
@@ -315,6 +320,7 @@ func TestAckFromDeliver(t *testing.T) {
 }
 
 func TestReconnectAfterServerRestart(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	store := channeltest.NewStore()
 	in := channeltest.NewInbox()
@@ -353,6 +359,7 @@ func TestReconnectAfterServerRestart(t *testing.T) {
 }
 
 func TestSkipsLoopsAndAutoReplies(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	in := channeltest.NewInbox()
 	store := channeltest.NewStore()
@@ -378,6 +385,7 @@ func TestSkipsLoopsAndAutoReplies(t *testing.T) {
 }
 
 func TestAttachmentsSaved(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	in := channeltest.NewInbox()
 	media := t.TempDir()
@@ -417,6 +425,7 @@ JVBERi0xLjQK
 }
 
 func TestTLSAndStartTLS(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{tls: true})
 	tlsCfg := &tls.Config{RootCAs: d.roots}
 	for _, mode := range []struct {
@@ -450,6 +459,8 @@ func TestTLSAndStartTLS(t *testing.T) {
 	// connections as secured.)
 }
 
+// Not parallel: it changes pollInterval (sequential tests finish before
+// the parallel ones resume).
 func TestPollWithoutIdle(t *testing.T) {
 	old := pollInterval
 	pollInterval = 200 * time.Millisecond
@@ -472,6 +483,7 @@ func TestPollWithoutIdle(t *testing.T) {
 }
 
 func TestUIDValidityChangeRestartsAtUIDNext(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	store := channeltest.NewStore()
 	// A cursor from an older numbering of the mailbox.
@@ -487,6 +499,7 @@ func TestUIDValidityChangeRestartsAtUIDNext(t *testing.T) {
 }
 
 func TestLoginFailure(t *testing.T) {
+	t.Parallel() // each has its own dovecot
 	d := startDovecot(t, dovecotOpts{})
 	cfg := testConfig(d, nil)
 	cfg.IMAP.Password = "wrong-password"

@@ -302,7 +302,7 @@ func smtpErr(stage string, err error) error {
 }
 
 func (a *Adapter) dialSMTP(ctx context.Context) (*smtp.Client, func(), error) {
-	d := net.Dialer{Timeout: dialTimeout}
+	d := net.Dialer{Timeout: dialTimeout, KeepAliveConfig: keepAlive}
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	conn, err := d.DialContext(dctx, "tcp", a.smtp.addr())
