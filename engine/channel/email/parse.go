@@ -215,13 +215,18 @@ func (w *walker) text() string {
 	return b.String()
 }
 
-func (w *walker) read(r io.Reader) []byte {
+// read reads a body within the budget; complete is false when the body
+// was cut (by the budget, or by a damaged or truncated message).
+func (w *walker) read(r io.Reader) (b []byte, complete bool) {
 	if w.budget <= 0 {
-		return nil
+		return nil, false
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, w.budget))
+	b, err := io.ReadAll(io.LimitReader(r, w.budget))
 	w.budget -= int64(len(b))
-	return b
+	if err != nil || w.budget <= 0 {
+		return b, false
+	}
+	return b, true
 }
 
 // entity visits one MIME entity (err is the entity's decoding error, e.g.
@@ -251,7 +256,7 @@ func (w *walker) entity(e *message.Entity, depth int) {
 	disp, dparams, _ := e.Header.ContentDisposition()
 	isText := mt == "text/plain" || mt == "text/html" || mt == "text/enriched" || mt == ""
 	if isText && !strings.EqualFold(disp, "attachment") {
-		body := w.read(e.Body)
+		body, _ := w.read(e.Body) // a cut text is still worth reading
 		text := string(body)
 		if mt == "text/plain" && strings.EqualFold(params["format"], "flowed") {
 			text = unflow(text, strings.EqualFold(params["delsp"], "yes"))
@@ -273,10 +278,10 @@ func (w *walker) entity(e *message.Entity, depth int) {
 		io.Copy(io.Discard, io.LimitReader(e.Body, w.budget))
 		return
 	}
-	before := w.budget
-	data := w.read(e.Body)
-	if w.budget <= 0 && before > 0 {
-		// Cut off by the size limit: a partial file is worse than none.
+	data, complete := w.read(e.Body)
+	if !complete {
+		// Cut off by the size limit or damaged: a partial file is worse
+		// than none.
 		w.dropped++
 		return
 	}

@@ -331,6 +331,20 @@ func TestParseMessageLimits(t *testing.T) {
 	if len(p.Text) > MaxTextBytes {
 		t.Errorf("text %d bytes, over the cap", len(p.Text))
 	}
+	withFile := crlf("From: ann@example.com\nSubject: f\nContent-Type: multipart/mixed; boundary=b\n\n--b\nContent-Type: text/plain\n\nsee file\n--b\n" +
+		"Content-Type: application/octet-stream\nContent-Disposition: attachment; filename=x.bin\nContent-Transfer-Encoding: base64\n\n" +
+		strings.Repeat("QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\n", 100) + "--b--\n")
+	p, err = ParseMessage(strings.NewReader(withFile), int64(len(withFile)-2000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Truncated || p.Text != "see file" || len(p.Attachments) != 0 || p.Dropped != 1 {
+		t.Errorf("cut attachment: truncated %v text %q attachments %d dropped %d", p.Truncated, p.Text, len(p.Attachments), p.Dropped)
+	}
+	p, err = ParseMessage(strings.NewReader(withFile), 0)
+	if err != nil || len(p.Attachments) != 1 || len(p.Attachments[0].Data) != 5700 {
+		t.Errorf("whole attachment: %v, %d attachments", err, len(p.Attachments))
+	}
 	if _, err := ParseMessage(strings.NewReader("\x00\x01 not a header\r\n"), 0); err == nil {
 		// go-message accepts almost anything as a header; what matters is
 		// that it does not panic. Both outcomes are fine.
