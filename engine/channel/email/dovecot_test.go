@@ -1,7 +1,7 @@
 package email
 
 import (
-		"crypto/ecdsa"
+	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
