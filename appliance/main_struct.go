@@ -195,7 +195,16 @@ func (m *Main) Run(ctx context.Context) error {
 			}),
 	}
 
+	chans, err := buildChannels(cfg, m.StateDir, db, log, m.Now)
+	if err != nil {
+		return err
+	}
 	gw, err := gateway.New(gateway.Config{
+		Channels: chans,
+		Records:  db,
+		Bindings: routingBindings(cfg.Bindings),
+		DMScope:  cfg.Session.DMScope,
+		Owners:   cfg.Commands.OwnerAllowFrom,
 		Agents:       ags,
 		DefaultAgent: cfg.DefaultAgentID(),
 		MainKey:      cfg.Session.MainKey,
@@ -259,6 +268,13 @@ func (m *Main) Run(ctx context.Context) error {
 	go func() { served <- srv.Serve(ln); serving.Store(false) }()
 	defer os.Remove(m.Socket)
 
+	// Channels after the API: a message that arrives now is answered by a
+	// gateway that can already be asked about it.
+	chanCtx, stopChannels := context.WithCancel(context.Background())
+	defer stopChannels()
+	if err := gw.StartChannels(chanCtx); err != nil {
+		log.Error("channels could not start; the gateway serves the CLI only", "err", err)
+	}
 	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
 		log.Warn("sd_notify READY failed", "err", err)
 	}
@@ -290,6 +306,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// Turns first: a turn's stream keeps its connection busy, so the
 	// server alone would wait for the model; cancelled turns close their
 	// transcripts with a visible "stopped" entry.
+	// Channels first: no new message is taken; what is in flight stays in
+	// the inbox and outbox for the next start.
+	gw.StopChannels()
 	if err := gw.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown are left to the next start", "err", err)
 	}

@@ -97,8 +97,9 @@ type channels struct {
 	order    []string
 
 	mu      sync.Mutex
-	workers map[string]chan inboxItem // by chat
-	seq     int64
+	workers  map[string]chan inboxItem // by chat
+	stopping bool
+	seq      int64
 	wg      sync.WaitGroup
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -209,8 +210,19 @@ func (c *channels) start(ctx context.Context) error {
 	return nil
 }
 
+// isStopping reports whether stop has begun: a channel turn aborted now
+// was cut by a restart, and its sender is told so.
+func (c *channels) isStopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopping
+}
+
 // stop stops the adapters, the workers and the outbox.
 func (c *channels) stop() {
+	c.mu.Lock()
+	c.stopping = true
+	c.mu.Unlock()
 	for _, k := range c.order {
 		c.accounts[k].sup.Stop()
 	}
@@ -457,7 +469,15 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 		_ = t.Typing(ctx, m.ChatID, true) // best effort: a cosmetic
 		defer func() { _ = t.Typing(context.WithoutCancel(ctx), m.ChatID, false) }()
 	}
-	_, err = c.g.runTurn(ctx, ag, route.Key, o, m.DedupKey(), "", emit)
+	res, err := c.g.runTurn(ctx, ag, route.Key, o, m.DedupKey(), "", emit)
+	if err == nil && res != nil && res.Command == "duplicate" {
+		// Handled before a crash: answered (its reply is in the outbox),
+		// or cut by the crash and closed at start — then the sender hears
+		// so instead of silence.
+		if out, ok, e := c.g.cfg.Sessions.Outcome(m.DedupKey()); e == nil && ok && out.State == session.OutcomeInterrupted {
+			return c.send(ca, m, "⚠️ I was restarted before I could answer that. Please send it again.", false)
+		}
+	}
 	c.outbox.wake()
 	var ae *api.Error
 	if errors.As(err, &ae) && ae.Code != api.CodeInternal {

@@ -533,11 +533,14 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, o *origin, res
 		})
 	}
 	var records []session.Record
-	if o != nil && o.reply != nil && kind != engine.ErrAborted {
+	if o != nil && o.reply != nil && (kind != engine.ErrAborted || g.ch.isStopping()) {
 		// The channel's sender learns that the turn failed; only an owner
 		// sees why (it may name providers and config keys).
 		text := "⚠️ Sorry, I could not answer that. Please try again later."
-		if o.owner {
+		switch {
+		case kind == engine.ErrAborted:
+			text = "⚠️ I was restarting and could not finish answering. Please send that again."
+		case o.owner:
 			text = "⚠️ " + msg
 		}
 		if r, e := o.reply(delivery.Reply{Text: text}); e != nil {

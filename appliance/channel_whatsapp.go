@@ -1,0 +1,27 @@
+//go:build !nowhatsapp
+
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/openclaw-edge/edge/engine/channel"
+	"github.com/openclaw-edge/edge/engine/channel/whatsapp"
+)
+
+func init() {
+	channelKinds["whatsapp"] = channelKind{
+		newConfig: func() any { return new(whatsapp.Config) },
+		common:    func(c any) channel.Common { return c.(*whatsapp.Config).Common },
+		open: func(c any, d chanDeps) (channel.Adapter, error) {
+			return whatsapp.New(*c.(*whatsapp.Config), whatsapp.Deps{
+				Account:   d.Account,
+				StorePath: filepath.Join(d.StateDir, d.Account+".db"),
+				Store:     d.Store,
+				MediaDir:  d.MediaDir,
+				Logger:    d.Logger,
+				Now:       d.Now,
+			})
+		},
+	}
+}
