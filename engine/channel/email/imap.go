@@ -37,6 +37,8 @@ var (
 	pollInterval = 60 * time.Second
 	// dialTimeout bounds the TCP connect and TLS handshake.
 	dialTimeout = 30 * time.Second
+	// loginTimeout bounds greeting, LOGIN and SELECT together.
+	loginTimeout = 2 * time.Minute
 )
 
 // keepAlive makes the kernel probe a silent connection: an IDLE
@@ -109,6 +111,11 @@ func (a *Adapter) run(ctx context.Context, in channel.Inbox) error {
 	stop := context.AfterFunc(ctx, func() { c.Close() })
 	defer stop()
 	defer c.Close()
+	// go-imap waits for a command's answer without a deadline; a server
+	// that accepts the connection and then hangs must not stall Run
+	// before it is linked.
+	watchdog := time.AfterFunc(loginTimeout, func() { c.Close() })
+	defer watchdog.Stop()
 
 	if err := c.WaitGreeting(); err != nil {
 		return fmt.Errorf("email: imap greeting from %s: %w", a.imap.addr(), err)
@@ -131,6 +138,9 @@ func (a *Adapter) run(ctx context.Context, in channel.Inbox) error {
 			return fmt.Errorf("email: imap: server gave no UIDNEXT for %q: %v", a.mailbox, err)
 		}
 		uidNext = uint32(st.UIDNext)
+	}
+	if !watchdog.Stop() {
+		return fmt.Errorf("email: imap %s: no answer within %v", a.imap.addr(), loginTimeout)
 	}
 	cur, err := a.loadCursor(sel.UIDValidity, uidNext)
 	if err != nil {
