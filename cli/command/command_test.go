@@ -62,7 +62,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--socket", down, "status"}, 1, "openclaw: cannot reach the gateway at " + down + ": is it running? Start it with `openclaw-gateway run` (or `make run`)\n"},
 		{[]string{"message", "send", "cut"}, 0, "… lost the gateway (gateway closed the stream early); retrying in 250ms (1)\n"},
 		{[]string{"sessions", "history", "agent:main:nope"}, 1, "openclaw: no session agent:main:nope\n"},
-		{[]string{"message", "send"}, 2, "openclaw: requires at least 1 arg(s), only received 0\nRun 'openclaw message send --help' for usage.\n"},
+		{[]string{"message", "send"}, 2, "openclaw: requires the message text (or --channel, --target and --message)\nRun 'openclaw message send --help' for usage.\n"},
 		{[]string{"message", "send", "--session", "agent:main", "hi"}, 2, "openclaw: --session: session key \"agent:main\": want agent:<agentId>:<name>\nRun 'openclaw message send --help' for usage.\n"},
 		{[]string{"status", "--frob"}, 2, "openclaw: unknown flag: --frob\nRun 'openclaw status --help' for usage.\n"},
 		{[]string{"sesions", "list"}, 2, "openclaw: unknown command \"sesions\" for \"openclaw\"; did you mean sessions?\nRun 'openclaw --help' for usage.\n"},

@@ -18,10 +18,11 @@ func (a *app) sendCmd() *cobra.Command {
 	var (
 		req    api.SendRequest
 		asJSON bool
+		out    api.OutboundRequest
 	)
 	cmd := &cobra.Command{
-		Use:   "send TEXT...",
-		Short: "Send one message and print the reply as it streams",
+		Use:   "send TEXT... | send --channel C --target T --message M",
+		Short: "Send one message and print the reply as it streams, or send to a channel",
 		Long: `Send one message to the assistant and print its reply on stdout as it is
 generated. The words of TEXT are joined with spaces. Tool calls show as
 progress lines on stderr ("→ write {path: notes.md}", "✓ write",
@@ -42,13 +43,44 @@ get the note that the turn was interrupted (exit status 1).
 $OPENCLAW_SEND_RETRIES sets how many retries (default 8; 0 disables).
 
 --json prints only the final result:
-{"reply", "sessionKey", "sessionId", "model", "usage", …}.`,
+{"reply", "sessionKey", "sessionId", "model", "usage", …}.
+
+With --channel the message is not a turn: it is sent as it is to --target
+on that channel (a phone number or JID on WhatsApp, a handle or chat id on
+iMessage, an address on email), through the gateway's outbox — it is
+retried until the channel takes it. --json prints {"ok", "queued", "keys"}.`,
 		Example: `  openclaw message send "remind me what we decided about the garden"
   openclaw message send --session agent:main:work "summarise today's notes"
   openclaw message send --json "hello" | jq -r .reply
-  openclaw message send '/approve 7f3a' --session agent:main:main`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+  openclaw message send '/approve 7f3a' --session agent:main:main
+  openclaw message send --channel whatsapp --target +15551234567 --message "dinner's ready"`,
+		Args: usageArgs(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if out.Channel != "" || out.Target != "" || out.Message != "" {
+				if out.Message == "" {
+					out.Message = strings.Join(args, " ")
+				} else if len(args) > 0 {
+					return usagef("give the text either as --message or as arguments, not both")
+				}
+				if out.Channel == "" || out.Target == "" {
+					return usagef("--channel and --target go together (e.g. --channel whatsapp --target +15551234567)")
+				}
+				if strings.TrimSpace(out.Message) == "" && len(out.Media) == 0 {
+					return usagef("the message is empty")
+				}
+				res, err := a.client().SendOutbound(cmd.Context(), out)
+				if err != nil {
+					return a.jsonFailure(asJSON, err)
+				}
+				if asJSON {
+					return writeJSON(a.stdout, res)
+				}
+				fmt.Fprintf(a.stderr, "queued for %s %s (%d message(s))\n", out.Channel, api.EscapeControl(out.Target), res.Queued)
+				return nil
+			}
+			if len(args) == 0 {
+				return usagef("requires the message text (or --channel, --target and --message)")
+			}
 			req.Text = strings.Join(args, " ")
 			if strings.TrimSpace(req.Text) == "" {
 				return usagef("the message is empty")
@@ -76,6 +108,11 @@ $OPENCLAW_SEND_RETRIES sets how many retries (default 8; 0 disables).
 	f.StringVar(&req.MessageID, "id", "", "message id: a repeat with the same id is dropped")
 	f.StringVar(&req.IdempotencyKey, "idempotency-key", "", "key of this message across retries (default: random); a repeat attaches to the same turn")
 	f.BoolVar(&asJSON, "json", false, "print only the final result as JSON")
+	f.StringVar(&out.Channel, "channel", "", "send to this channel (whatsapp, imessage, email) instead of talking to the assistant")
+	f.StringVar(&out.Account, "account", "", "the channel's account (default: the only or the default one)")
+	f.StringVar(&out.Target, "target", "", "with --channel: the chat to send to (phone, JID, handle, chat id, address)")
+	f.StringVar(&out.Message, "message", "", "with --channel: the text to send")
+	f.StringArrayVar(&out.Media, "media", nil, "with --channel: attach a file (path on the gateway) or URL; repeatable")
 	cmd.RegisterFlagCompletionFunc("session", a.completeSessionKeys)
 	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
 	return cmd
