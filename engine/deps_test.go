@@ -71,6 +71,12 @@ func TestImportRules(t *testing.T) {
 		"models/":           {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
 		"cli":               {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance"},
 		"engine/transcript": {"engine/store", "engine/session", "engine/gateway"},
+		// Channel adapters translate platform events only: they never see
+		// policy, routing, sessions, the store, tools, models or each other
+		// (bluebubbles is the iMessage adapter's second backend).
+		"engine/channel": {"engine/gateway", "engine/access", "engine/routing", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance"},
+		"engine/access":  {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		"engine/routing": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/access", "engine/channel", "models/"},
 	}
 	for _, p := range pkgs {
 		from := rel(p.ImportPath)
@@ -107,12 +113,33 @@ func TestVocabularyIsStandardLibrary(t *testing.T) {
 	}
 }
 
+// TestAdaptersIndependent: no channel adapter imports another (the
+// iMessage adapter's BlueBubbles backend excepted), so each can be left
+// out of a build by its tag.
+func TestAdaptersIndependent(t *testing.T) {
+	pkgs := listPackages(t, module+"/engine/channel/...")
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		for _, d := range p.Deps {
+			to := rel(d)
+			if !strings.HasPrefix(to, "engine/channel/") || to == from || to == "engine/channel/channeltest" {
+				continue
+			}
+			if from == "engine/channel/imessage" && to == "engine/channel/bluebubbles" {
+				continue
+			}
+			t.Errorf("adapter %s imports adapter %s", from, to)
+		}
+	}
+}
+
 // TestCLIDeps: the CLI links only the API client, wire types, vocabulary and
 // config — never storage, channels, models or the gateway.
 func TestCLIDeps(t *testing.T) {
 	pkgs := listPackages(t, "-deps", module+"/cli")
 	for _, p := range pkgs {
-		if strings.Contains(p.ImportPath, "bbolt") || strings.Contains(p.ImportPath, "bleve") || strings.Contains(p.ImportPath, "llama") {
+		if strings.Contains(p.ImportPath, "bbolt") || strings.Contains(p.ImportPath, "bleve") || strings.Contains(p.ImportPath, "llama") ||
+			strings.Contains(p.ImportPath, "whatsmeow") || strings.Contains(p.ImportPath, "modernc.org/sqlite") || strings.Contains(p.ImportPath, "go-imap") {
 			t.Errorf("the CLI links %s", p.ImportPath)
 		}
 	}
