@@ -82,6 +82,19 @@ func (a *app) printStatus(st *api.Status) {
 	if st.Sandbox != "" {
 		fmt.Fprintf(tw, "exec sandbox\t%s\n", oneLine(st.Sandbox))
 	}
+	for _, c := range st.Channels {
+		line := c.State
+		if c.Self != "" {
+			line += " as " + c.Self
+		}
+		if c.Reason != "" && c.State != "linked" {
+			line += ": " + c.Reason
+		}
+		if c.OutboxPending > 0 {
+			line += fmt.Sprintf(" (%d waiting to be sent)", c.OutboxPending)
+		}
+		fmt.Fprintf(tw, "channel %s/%s\t%s\n", c.Channel, c.Account, oneLine(api.EscapeControl(line)))
+	}
 	if st.StateDir != "" {
 		fmt.Fprintf(tw, "state dir\t%s\n", st.StateDir)
 	}

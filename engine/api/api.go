@@ -212,6 +212,8 @@ type Status struct {
 	// SandboxActive is false when the kernel sandbox is off.
 	Sandbox       string `json:"sandbox,omitempty"`
 	SandboxActive bool   `json:"sandboxActive"`
+	// Channels are the configured channel accounts and their links.
+	Channels []ChannelStatus `json:"channels,omitempty"`
 }
 
 // Runner is a loaded local model.

@@ -203,6 +203,15 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	if st.Sandbox != "" {
 		fmt.Fprintf(&b, "\nExec sandbox: %s", st.Sandbox)
 	}
+	for _, c := range st.Channels {
+		fmt.Fprintf(&b, "\nChannel %s (%s): %s", c.Channel, c.Account, c.State)
+		if c.Reason != "" && c.State != "linked" {
+			fmt.Fprintf(&b, " — %s", c.Reason)
+		}
+		if c.OutboxPending > 0 {
+			fmt.Fprintf(&b, ", %d waiting to be sent", c.OutboxPending)
+		}
+	}
 	b.WriteString(stateLines(st))
 	b.WriteString(g.approvalLines(key))
 	return b.String()

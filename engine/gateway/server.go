@@ -87,6 +87,9 @@ func (g *Gateway) Status() api.Status {
 	if g.cfg.StateWarning != nil {
 		st.StateWarning = g.cfg.StateWarning()
 	}
+	if len(g.ch.order) > 0 {
+		st.Channels = g.ChannelStatuses()
+	}
 	return st
 }
 
