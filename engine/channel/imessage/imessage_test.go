@@ -22,104 +22,6 @@ import (
 	"github.com/openclaw-edge/edge/engine/channel/channeltest"
 )
 
-// fakeIMsg is one fake imsg installation: its directory (database,
-// records) and a wrapper script named imsg in dir/bin.
-type fakeIMsg struct {
-	t       *testing.T
-	dir     string
-	bin     string
-	wrapper string
-}
-
-func newFakeIMsg(t *testing.T, cfg fakeConfig) *fakeIMsg {
-	t.Helper()
-	return newFakeIMsgIn(t, t.TempDir(), cfg)
-}
-
-func newFakeIMsgIn(t *testing.T, dir string, cfg fakeConfig) *fakeIMsg {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &fakeIMsg{t: t, dir: dir, bin: filepath.Join(dir, "bin")}
-	if err := os.MkdirAll(f.bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(cfg)
-	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f.wrapper = filepath.Join(f.bin, "imsg")
-	script := "#!/bin/sh\nFAKE_IMSG_DIR=" + shellQuote(dir) + " exec " + shellQuote(exe) + " \"$@\"\n"
-	if err := os.WriteFile(f.wrapper, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// add appends messages to the fake Messages database.
-func (f *fakeIMsg) add(msgs ...map[string]any) {
-	f.t.Helper()
-	fh, err := os.OpenFile(filepath.Join(f.dir, "db.jsonl"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer fh.Close()
-	for _, m := range msgs {
-		b, _ := json.Marshal(m)
-		if _, err := fh.Write(append(b, '\n')); err != nil {
-			f.t.Fatal(err)
-		}
-	}
-}
-
-func (f *fakeIMsg) lines(name string) []map[string]any {
-	f.t.Helper()
-	b, err := os.ReadFile(filepath.Join(f.dir, name))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	var out []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		if l == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			f.t.Fatalf("%s: %v", name, err)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-func (f *fakeIMsg) sends() []map[string]any { return f.lines("sends.jsonl") }
-
-// requests returns the params of every request of method.
-func (f *fakeIMsg) requests(method string) []map[string]any {
-	var out []map[string]any
-	for _, r := range f.lines("requests.jsonl") {
-		if r["method"] == method {
-			p, _ := r["params"].(map[string]any)
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-func (f *fakeIMsg) pid() int {
-	b, err := os.ReadFile(filepath.Join(f.dir, "pid"))
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	n, _ := strconv.Atoi(string(b))
-	return n
-}
-
 func dm(id int64, sender, text string) map[string]any {
 	return map[string]any{
 		"id": id, "chat_id": 7, "chat_identifier": sender, "chat_guid": "iMessage;-;" + sender,
@@ -512,7 +414,7 @@ func TestSendErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := c.err
-			f := newFakeIMsg(t, fakeConfig{SendError: &e})
+			f := newFakeIMsg(t, fakeConfig{SendError: fakeError(e)})
 			store := channeltest.NewStore()
 			r := start(t, newAdapter(t, Config{CLIPath: f.wrapper}, store), store)
 			_, err := r.a.Send(context.Background(), channel.Outbound{ChatID: "42", Text: "hi"})
