@@ -158,16 +158,12 @@ func TestSendSMTPErrors(t *testing.T) {
 	a := newTestAdapter(t, testConfig(nil, s), channeltest.NewStore(), "", nil)
 	out := channel.Outbound{ChatID: "nobody@example.com", Text: "x", IdempotencyKey: "k"}
 
-	s.mu.Lock()
-	s.rcptErr = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"}
-	s.mu.Unlock()
+	s.SetRcptErr(&smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such user"})
 	if _, err := a.Send(context.Background(), out); !errors.Is(err, channel.ErrPermanent) {
 		t.Errorf("550: err = %v, want ErrPermanent", err)
 	}
 
-	s.mu.Lock()
-	s.rcptErr = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"}
-	s.mu.Unlock()
+	s.SetRcptErr(&smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try later"})
 	_, err := a.Send(context.Background(), out)
 	if err == nil || errors.Is(err, channel.ErrPermanent) {
 		t.Errorf("451: err = %v, want a retryable error", err)
@@ -201,9 +197,7 @@ func TestSendAuthAndStartTLS(t *testing.T) {
 	if _, err := a.Send(context.Background(), channel.Outbound{ChatID: "ann@example.com", Text: "secure", IdempotencyKey: "k"}); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	auths := append([]string(nil), s.auths...)
-	s.mu.Unlock()
+	auths := s.Auths()
 	// The SMTP username defaults to the IMAP username.
 	if len(auths) != 1 || auths[0] != testUser+":"+testPass {
 		t.Errorf("auths %q", auths)
