@@ -13,6 +13,11 @@ type Backoff struct {
 	Min, Max time.Duration
 }
 
+// LinkUpTime is how long a run must have lasted for its failure to count
+// as a link that died (reported through OnState) rather than one that
+// never came up. A variable so tests can shorten it.
+var LinkUpTime = time.Minute
+
 // DefaultBackoff: 1 s doubling to 5 minutes, reset after a run that stayed
 // up for Max.
 var DefaultBackoff = Backoff{Min: time.Second, Max: 5 * time.Minute}
@@ -124,18 +129,28 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 		s.lastErr = err.Error()
 		s.mu.Unlock()
 		if errors.Is(err, ErrLoggedOut) {
-			s.log.Error("channel logged out; run `openclaw channels login` to link it again", "err", err)
+			if s.a.Status().State == StateNotLinked {
+				s.log.Info("channel not linked yet; run `openclaw channels login " + s.a.Channel() + "`")
+			} else {
+				s.log.Error("channel logged out; run `openclaw channels login "+s.a.Channel()+"` to link it again", "err", err)
+			}
 			s.mu.Lock()
 			s.parked = true
 			s.mu.Unlock()
 			s.notify()
 			return
 		}
-		if time.Since(started) >= s.backoff.Max {
+		up := time.Since(started)
+		if up >= s.backoff.Max {
 			delay = s.backoff.Min
 		}
 		s.log.Warn("channel link failed; restarting", "err", err, "in", delay)
-		s.notify()
+		// Only a link that was up dies: a link failing from the start
+		// (a wrong host, a missing binary) is in the log and in `channels
+		// list`, not worth a message to the owner on every restart.
+		if up >= LinkUpTime {
+			s.notify()
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():

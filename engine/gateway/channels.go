@@ -595,11 +595,7 @@ func (c *channels) approvalNotice(ca *chanAccount, m engine.Inbound, owner bool,
 // logged out is reported to the owner on another channel.
 func (c *channels) linkChanged(st channel.Status) {
 	if st.State != channel.StateLoggedOut && st.State != channel.StateError {
-		return
-	}
-	// Once per failure streak: the supervisor reports every retry.
-	if st.Restarts > 1 && st.State == channel.StateError {
-		return
+		return // not-linked: never was; nothing died
 	}
 	what := "failed"
 	if st.State == channel.StateLoggedOut {
@@ -619,8 +615,8 @@ func (c *channels) notifyOwner(skip, text string) {
 		}
 		for _, k := range c.order {
 			ca := c.accounts[k]
-			if ca.Adapter.Channel() != ch {
-				continue
+			if ca.Adapter.Channel() != ch || ca.sup.Status().State != channel.StateLinked {
+				continue // a note queued on a dead link would wait unseen
 			}
 			m := engine.Inbound{Channel: ch, Account: ca.Adapter.Account(), ChatType: engine.ChatDirect, ChatID: id, SenderID: id}
 			if err := c.send(ca, m, text, false); err != nil {
