@@ -37,6 +37,9 @@ func (a *Adapter) Login(ctx context.Context, opts channel.LoginOptions, emit fun
 		return errors.New("whatsapp: the account is running in the gateway, so it is linked; log out first to link another phone")
 	}
 	defer a.linkMu.Unlock()
+	if emit == nil {
+		emit = func(channel.LoginEvent) {}
+	}
 	var phone string
 	if opts.Phone != "" {
 		d, err := phoneDigits(opts.Phone)

@@ -134,6 +134,10 @@ func (a *Adapter) Run(ctx context.Context, in channel.Inbox) error {
 	}()
 
 	if err := cli.ConnectContext(ctx); err != nil {
+		if ctx.Err() != nil {
+			a.setState(channel.StateStopped, "")
+			return nil
+		}
 		a.setState(channel.StateError, "cannot connect to WhatsApp")
 		return fmt.Errorf("whatsapp: connect: %w", err)
 	}
