@@ -53,10 +53,20 @@ LLAMA_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "git
 
 ## test: vet (pure build, then the llama.cpp packages), every test with the race
 ## detector (llama.cpp left out), then the llama.cpp packages as `make build` builds them
+#
+# WA_PKGS: whatsmeow and its pure-Go SQLite (modernc) are large — minutes to
+# compile on 2 cores for every flag set — so they are compiled once, as
+# `make build` and the pure vet compile them (CGO_ENABLED=0), and their
+# tests (the adapter's and the gateway's WhatsApp end-to-end test) run
+# without -race; the -race pass leaves WhatsApp out (-tags nowhatsapp).
+# `make check` runs the adapter under -race too.
+WA_PKGS = $(shell $(GO) list ./engine/channel/whatsapp/...)
 test: deps
 	CGO_ENABLED=0 $(GO) vet -tags nollamacpp ./...
 	$(GO) vet $(LLAMA_PKGS)
-	$(GO) test -race -tags nollamacpp -count=1 -timeout 30m ./...
+	$(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m $(WA_PKGS)
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m -run 'WhatsApp' ./appliance/
 	$(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
 
 ## test-crash: crash safety with a real gateway process (pure build, crashpoints
