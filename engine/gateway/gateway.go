@@ -17,6 +17,19 @@
 // silently re-run: re-running could repeat a tool's side effects. A turn
 // that cannot be closed then (full disk) is logged, reported by status and
 // closed later; it never keeps the gateway from starting.
+//
+// Where things are, one job a file:
+//
+//	gateway.go       Config, New, Send (a message from the control API), session targets
+//	turn.go          the turn runner: one message → model loop → reply committed with the turn's end
+//	channels.go      a channel message's path: inbox → access → routing → command or turn
+//	outbox.go        every message to a channel: queued, sent, marked sent, retried
+//	channels_api.go  channels, pairing and outbound endpoints; starting and stopping adapters
+//	server.go        the control API's HTTP handlers and status
+//	approvals.go     exec approvals (/approve, /deny, the allowlist endpoints)
+//	commands.go      slash commands
+//	budget.go, compact.go  the context budget, memory flush and compaction
+//	idempotency.go   retried API sends attach to their first turn
 package gateway
 
 import (
