@@ -96,13 +96,13 @@ type channels struct {
 	accounts map[string]*chanAccount // by accountKey
 	order    []string
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	workers  map[string]chan inboxItem // by chat
 	stopping bool
 	seq      int64
-	wg      sync.WaitGroup
-	ctx     context.Context
-	cancel  context.CancelFunc
+	wg       sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
 
 	outbox *outbox
 }
