@@ -20,11 +20,11 @@ import (
 	"github.com/openclaw-edge/edge/engine/channel"
 )
 
-// client is the part of *whatsmeow.Client the adapter uses on a live
-// connection (sending, receipts, presence, media). Tests substitute a fake:
-// WhatsApp's servers can be neither reached nor faked here. Connecting,
-// linking and the event stream use *whatsmeow.Client directly (Run, Login).
-type client interface {
+// Client is the adapter's send interface: the part of *whatsmeow.Client
+// it uses on a live connection (sending, receipts, presence, media).
+// WhatsApp's servers can be neither reached nor faithfully faked, so tests
+// substitute a fake here, and only here (see Conn and Deps.Dial).
+type Client interface {
 	SendMessage(ctx context.Context, to types.JID, msg *waE2E.Message, extra ...whatsmeow.SendRequestExtra) (whatsmeow.SendResponse, error)
 	Upload(ctx context.Context, plaintext []byte, mediaType whatsmeow.MediaType) (whatsmeow.UploadResponse, error)
 	DownloadToFile(ctx context.Context, msg whatsmeow.DownloadableMessage, file whatsmeow.File) error
@@ -33,7 +33,19 @@ type client interface {
 	IsConnected() bool
 }
 
-var _ client = (*whatsmeow.Client)(nil)
+// Conn is a connection as Run drives it: the send interface plus
+// connecting and whatsmeow's event handler registration, through which
+// every event (messages, connects, logouts) reaches the adapter.
+// *whatsmeow.Client is the production Conn; Deps.Dial substitutes another.
+type Conn interface {
+	Client
+	ConnectContext(ctx context.Context) error
+	Disconnect()
+	AddEventHandlerWithSuccessStatus(handler whatsmeow.EventHandlerWithSuccessStatus) uint32
+	RemoveEventHandler(id uint32) bool
+}
+
+var _ Conn = (*whatsmeow.Client)(nil)
 
 // Deps are what the gateway hands the adapter.
 type Deps struct {
@@ -53,6 +65,17 @@ type Deps struct {
 	// HTTPClient fetches the current WhatsApp Web version; nil means
 	// http.DefaultClient.
 	HTTPClient *http.Client
+	// Dial, for tests of the whole gateway (nil in production), replaces
+	// the whatsmeow client: Run still opens the device store and needs a
+	// linked device in it (its JID and LID are the adapter's own, its LID
+	// map resolves senders), then takes the Conn Dial returns instead of
+	// creating a whatsmeow client, and drives it exactly as it drives
+	// whatsmeow's (handler registration, ConnectContext, the watchdog).
+	// No WhatsApp Web version is fetched or announced: nothing reaches
+	// WhatsApp, and Logout refuses while such a Run runs (it has no
+	// whatsmeow client to log out with). Package whatsapptest has a fake
+	// Conn and links a device store.
+	Dial func(ctx context.Context, dev *store.Device) (Conn, error)
 }
 
 // Adapter is one WhatsApp account linked as a WhatsApp Web device.
@@ -64,6 +87,7 @@ type Adapter struct {
 	log       *slog.Logger
 	now       func() time.Time
 	hc        *http.Client
+	dial      func(ctx context.Context, dev *store.Device) (Conn, error)
 
 	// linkMu is held by Run, Login and a standalone Logout: one user of
 	// the device store's Signal state at a time.
@@ -118,6 +142,7 @@ func New(cfg Config, deps Deps) (*Adapter, error) {
 		log:       deps.Logger.With("channel", ChannelName, "account", deps.Account),
 		now:       deps.Now,
 		hc:        deps.HTTPClient,
+		dial:      deps.Dial,
 		recent:    newRecentCache(recentSize),
 		state:     channel.StateStopped,
 	}
@@ -202,7 +227,7 @@ func (a *Adapter) selfJIDs() []types.JID {
 
 // connected returns the live client, or an error wrapping
 // channel.ErrNotConnected.
-func (a *Adapter) connected() (client, error) {
+func (a *Adapter) connected() (Client, error) {
 	a.mu.Lock()
 	s := a.sess
 	a.mu.Unlock()

@@ -146,4 +146,14 @@
 // connection when running, which then ends with ErrLoggedOut) and deletes
 // it from the store; when WhatsApp cannot be reached the device is still
 // deleted here, and the error tells the owner to remove it on the phone.
+//
+// # Testing from other packages
+//
+// WhatsApp's servers can be neither reached nor faithfully faked, so the
+// adapter is faked at its send interface (Client; with connecting and
+// event registration, Conn) and nowhere else: Deps.Dial hands Run a Conn
+// in place of the whatsmeow client, and Run still opens the real device
+// store and drives the Conn as it drives whatsmeow's. Package whatsapptest
+// has the fake Conn (it records sends and dispatches real whatsmeow
+// events) and links a device in a device store.
 package whatsapp

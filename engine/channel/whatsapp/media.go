@@ -35,7 +35,7 @@ var errTooLarge = errors.New("attachment larger than mediaMaxMb")
 // sender's file name, so a sender cannot choose a path. A failure is not
 // an error of the message: the note says what happened and the message is
 // delivered without the file.
-func (a *Adapter) fetchMedia(ctx context.Context, cli client, id string, att *attachment) (engine.Media, string) {
+func (a *Adapter) fetchMedia(ctx context.Context, cli Client, id string, att *attachment) (engine.Media, string) {
 	limit := a.cfg.mediaMaxBytes()
 	switch {
 	case a.mediaDir == "":
@@ -55,7 +55,7 @@ func (a *Adapter) fetchMedia(ctx context.Context, cli client, id string, att *at
 	return engine.Media{Path: path, MimeType: mt}, ""
 }
 
-func (a *Adapter) download(ctx context.Context, cli client, id string, att *attachment, mt string, limit int64) (path string, err error) {
+func (a *Adapter) download(ctx context.Context, cli Client, id string, att *attachment, mt string, limit int64) (path string, err error) {
 	if err := os.MkdirAll(a.mediaDir, 0o700); err != nil {
 		return "", fmt.Errorf("media directory: %w", err)
 	}
@@ -259,7 +259,7 @@ func kindOf(mt string) mediaKind {
 }
 
 // uploadMedia uploads f and returns the message carrying it.
-func (a *Adapter) uploadMedia(ctx context.Context, cli client, f mediaFile, caption string, quote *waE2E.ContextInfo, asVoice bool) (*waE2E.Message, error) {
+func (a *Adapter) uploadMedia(ctx context.Context, cli Client, f mediaFile, caption string, quote *waE2E.ContextInfo, asVoice bool) (*waE2E.Message, error) {
 	var mt whatsmeow.MediaType
 	switch f.kind {
 	case kindImage:

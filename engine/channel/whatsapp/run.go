@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.mau.fi/whatsmeow"
+	"go.mau.fi/whatsmeow/store"
 	"go.mau.fi/whatsmeow/types"
 	"go.mau.fi/whatsmeow/types/events"
 
@@ -42,8 +43,9 @@ var (
 type session struct {
 	ctx context.Context
 	in  channel.Inbox
-	cli client
-	// wa is the real client (nil in tests): Logout and reconnects use it.
+	cli Client
+	// wa is the real client (nil in tests and with Deps.Dial): Logout and
+	// the presence sent on connect use it.
 	wa *whatsmeow.Client
 	// pnForLID resolves a sender's phone number from its LID (nil: no
 	// resolution).
@@ -96,44 +98,29 @@ func (a *Adapter) Run(ctx context.Context, in channel.Inbox) error {
 	a.setSelf(*dev.ID, dev.LID)
 	a.setState(channel.StateConnecting, "")
 
-	setupDeviceProps()
-	v, src, verr := updateVersion(ctx, a.hc)
-	if verr != nil {
-		a.log.Warn("using the pinned WhatsApp Web version", "version", v.String(), "err", verr)
+	conn, wa, err := a.dialConn(ctx, dev, wlog)
+	if err != nil {
+		return err
 	}
-	a.mu.Lock()
-	a.version = versionString(v, src)
-	a.mu.Unlock()
-
-	cli := whatsmeow.NewClient(dev, wlog)
-	// Acknowledge a message only after the handler returned: when Deliver
-	// fails the handler reports failure, the message stays unacknowledged
-	// and the server sends it again after the next connect; the decrypted
-	// event buffer (in the device store) lets whatsmeow decrypt it again
-	// although the Signal ratchet has moved on.
-	cli.SynchronousAck = true
-	cli.EnableDecryptedEventBuffer = true
-	cli.EnableAutoReconnect = true
-
 	s := &session{
 		ctx:   ctx,
 		in:    in,
-		cli:   cli,
-		wa:    cli,
+		cli:   conn,
+		wa:    wa,
 		fatal: make(chan error, 1),
 		pnForLID: func(ctx context.Context, lid types.JID) (types.JID, error) {
 			return dev.LIDs.GetPNForLID(ctx, lid)
 		},
 	}
-	handlerID := cli.AddEventHandlerWithSuccessStatus(func(evt any) bool { return a.handleEvent(s, evt) })
+	handlerID := conn.AddEventHandlerWithSuccessStatus(func(evt any) bool { return a.handleEvent(s, evt) })
 	a.attach(s)
 	defer func() {
 		a.detach(s)
-		cli.Disconnect()
-		cli.RemoveEventHandler(handlerID)
+		conn.Disconnect()
+		conn.RemoveEventHandler(handlerID)
 	}()
 
-	if err := cli.ConnectContext(ctx); err != nil {
+	if err := conn.ConnectContext(ctx); err != nil {
 		if ctx.Err() != nil {
 			a.setState(channel.StateStopped, "")
 			return nil
@@ -165,8 +152,8 @@ func (a *Adapter) Run(ctx context.Context, in channel.Inbox) error {
 				return fmt.Errorf("whatsapp: watchdog: %s", why)
 			case actReconnect:
 				a.log.Warn("watchdog: reconnecting", "why", why)
-				cli.Disconnect()
-				if err := cli.ConnectContext(ctx); err != nil {
+				conn.Disconnect()
+				if err := conn.ConnectContext(ctx); err != nil {
 					// The transport timer now runs; if whatsmeow does not
 					// get back in time the watchdog fails the Run.
 					a.log.Warn("watchdog: reconnect failed", "err", err)
@@ -174,6 +161,39 @@ func (a *Adapter) Run(ctx context.Context, in channel.Inbox) error {
 			}
 		}
 	}
+}
+
+// dialConn returns the connection of a Run: Deps.Dial's when set, else a
+// whatsmeow client for dev announcing the current WhatsApp Web version
+// (also returned as wa).
+func (a *Adapter) dialConn(ctx context.Context, dev *store.Device, wlog slogLogger) (Conn, *whatsmeow.Client, error) {
+	if a.dial != nil {
+		conn, err := a.dial(ctx, dev)
+		if err != nil {
+			a.setState(channel.StateError, "cannot connect to WhatsApp")
+			return nil, nil, fmt.Errorf("whatsapp: dial: %w", err)
+		}
+		return conn, nil, nil
+	}
+	setupDeviceProps()
+	v, src, verr := updateVersion(ctx, a.hc)
+	if verr != nil {
+		a.log.Warn("using the pinned WhatsApp Web version", "version", v.String(), "err", verr)
+	}
+	a.mu.Lock()
+	a.version = versionString(v, src)
+	a.mu.Unlock()
+
+	cli := whatsmeow.NewClient(dev, wlog)
+	// Acknowledge a message only after the handler returned: when Deliver
+	// fails the handler reports failure, the message stays unacknowledged
+	// and the server sends it again after the next connect; the decrypted
+	// event buffer (in the device store) lets whatsmeow decrypt it again
+	// although the Signal ratchet has moved on.
+	cli.SynchronousAck = true
+	cli.EnableDecryptedEventBuffer = true
+	cli.EnableAutoReconnect = true
+	return cli, cli, nil
 }
 
 func (a *Adapter) attach(s *session) {
