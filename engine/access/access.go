@@ -136,7 +136,7 @@ func (p *Policy) Validate() error {
 func Normalize(ch, id string) string {
 	id = strings.TrimSpace(id)
 	if strings.Contains(id, "@") {
-		return strings.ToLower(id)
+		return asciiLower(id)
 	}
 	if strings.HasPrefix(id, "+") || (ch == "whatsapp" && id != "" && strings.Trim(id, "0123456789 -.()") == "") {
 		var b strings.Builder
@@ -151,6 +151,18 @@ func Normalize(ch, id string) string {
 		}
 	}
 	return id
+}
+
+// asciiLower lower-cases ASCII letters only: strings.ToLower folds U+212A
+// (Kelvin sign) to "k" and "İ" to "i", which would let a look-alike
+// address compare equal to an owner's.
+func asciiLower(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
 }
 
 // IsOwner reports whether sender (an id on channel ch) is an owner.

@@ -104,6 +104,8 @@ func TestOwnerBypasses(t *testing.T) {
 			engine.Inbound{Channel: "email", SenderID: "ann@example.test.evil.example"}},
 		{"prefix look-alike", []string{"whatsapp:+1555123456"}, channel.Common{DMPolicy: DMOpen}, "whatsapp",
 			engine.Inbound{Channel: "whatsapp", SenderID: "+15551234567"}},
+		{"Kelvin sign folds to k", []string{"email:kim@example.test"}, channel.Common{DMPolicy: DMOpen}, "email",
+			engine.Inbound{Channel: "email", SenderID: "\u212aim@example.test"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -212,7 +212,7 @@ func (p *Pairing) resolve(ch, code string, approve bool) (Request, error) {
 		if !approve {
 			return nil
 		}
-		return tx.Put(Bucket, approvedKey(ch, out.Account, out.SenderID), Approved{Channel: ch, Account: out.Account, SenderID: out.SenderID, SenderName: out.SenderName, ApprovedAt: now})
+		return tx.Put(Bucket, approvedKey(out.Channel, out.Account, out.SenderID), Approved{Channel: out.Channel, Account: out.Account, SenderID: out.SenderID, SenderName: out.SenderName, ApprovedAt: now})
 	})
 	if err != nil {
 		return Request{}, fmt.Errorf("pairing %s %s: %w", ch, code, err)

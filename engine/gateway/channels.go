@@ -25,9 +25,13 @@ package gateway
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -54,11 +58,73 @@ const (
 const (
 	groupContextMax      = 20
 	groupContextMaxChars = 4000
-	// seenTTL is how long a dedup key is remembered.
+	// seenTTL is how long a dedup key (and a sent message's record) is
+	// remembered; deadTTL how long an undeliverable message is kept.
 	seenTTL = 14 * 24 * time.Hour
+	deadTTL = 30 * 24 * time.Hour
 	// maxInboundText bounds a message's text; longer text is cut.
 	maxInboundText = 32 << 10
+	// Bounds of the other fields a sender chooses (M2 of the review: they
+	// reach the prompt, some of them its trusted block).
+	maxInboundQuoted = 4 << 10
+	maxInboundName   = 128
+	maxInboundID     = 256
+	maxMentions      = 64
+	// chatQueue is a chat's in-memory queue; maxChatWorkers bounds the
+	// chats handled at once (each is a goroutine and a queue).
+	chatQueue      = 64
+	maxChatWorkers = 512
+	// maxHandleTries: a message whose handling fails (a full disk, a
+	// store error) is tried again with backoff, then given up (logged).
+	maxHandleTries = 5
 )
+
+// bound cuts the fields of m a sender chooses to sane sizes, and replaces
+// ids that are not plain tokens (they are written in the prompt's trusted
+// metadata) by a hash of themselves.
+func bound(m *engine.Inbound) {
+	if len(m.Text) > maxInboundText {
+		m.Text = strings.ToValidUTF8(m.Text[:maxInboundText], "") + "\n[… message cut at 32 KiB]"
+	}
+	if len(m.Quoted) > maxInboundQuoted {
+		m.Quoted = strings.ToValidUTF8(m.Quoted[:maxInboundQuoted], "") + " […]"
+	}
+	if len(m.SenderName) > maxInboundName {
+		m.SenderName = strings.ToValidUTF8(m.SenderName[:maxInboundName], "")
+	}
+	if len(m.Mentions) > maxMentions {
+		m.Mentions = m.Mentions[:maxMentions]
+	}
+	m.MessageID = plainID(m.MessageID)
+	m.ReplyTo = plainID(m.ReplyTo)
+}
+
+// plainID returns id if it is a plain token (letters, digits and
+// ._@:+-<>=/ up to 256 bytes), else "h-" and a hash of it: still unique
+// and stable (dedup works), but unable to carry words into the prompt.
+func plainID(id string) string {
+	ok := len(id) <= maxInboundID
+	for i := 0; ok && i < len(id); i++ {
+		b := id[i]
+		ok = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || strings.IndexByte("._@:+-<>=/", b) >= 0
+	}
+	if ok {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "h-" + hex.EncodeToString(sum[:12])
+}
+
+// removeMedia deletes the local attachments of a message nobody will read
+// (dropped, pending pairing, kept as group context): a stranger's uploads
+// must not pile up on the box.
+func removeMedia(m engine.Inbound) {
+	for _, md := range m.Media {
+		if md.Path != "" {
+			_ = os.Remove(md.Path) // best effort: a file already gone is fine
+		}
+	}
+}
 
 // ChannelAccount is one configured channel account, built by the wiring.
 type ChannelAccount struct {
@@ -79,6 +145,7 @@ func accountKey(ch, account string) string { return ch + "/" + account }
 type inboxItem struct {
 	Seq     string         `json:"seq"`
 	Inbound engine.Inbound `json:"inbound"`
+	Tries   int            `json:"tries,omitempty"`
 }
 
 type groupLine struct {
@@ -259,13 +326,32 @@ func (c *channels) deliver(m engine.Inbound) error {
 	if m.ChatID == "" {
 		return errors.New("inbound message without a chat or sender id")
 	}
-	if len(m.Text) > maxInboundText {
-		m.Text = m.Text[:maxInboundText] + "\n[… message cut at 32 KiB]"
-	}
+	bound(&m)
 	if m.Timestamp.IsZero() {
 		m.Timestamp = c.g.cfg.Now()
 	}
+	// A sender nobody may hear from (a blocked DM, an unlisted group, a
+	// group member who may not trigger) costs nothing durable: no inbox
+	// record, no dedup key, no worker, no kept attachment.
+	if v, err := c.decide(m); err == nil && v.Action == access.Drop {
+		c.g.log.Debug("inbound message dropped", "channel", m.Channel, "chat", m.ChatID, "reason", v.Reason)
+		removeMedia(m)
+		return nil
+	}
+	chat := accountKey(m.Channel, m.Account) + "/" + m.ChatID
 	c.mu.Lock()
+	if q, ok := c.workers[chat]; ok && len(q) >= cap(q) {
+		c.mu.Unlock()
+		// Not recorded, so the platform keeps it (no ack, no cursor
+		// advance) and delivers it again once the chat has caught up.
+		return fmt.Errorf("chat %s is busy: %d messages waiting", m.ChatID, cap(q))
+	}
+	if len(c.workers) >= maxChatWorkers {
+		if _, ok := c.workers[chat]; !ok {
+			c.mu.Unlock()
+			return fmt.Errorf("too many active chats (%d); try again shortly", maxChatWorkers)
+		}
+	}
 	c.seq++
 	seq := fmt.Sprintf("%020d-%06d", c.g.cfg.Now().UnixNano(), c.seq%1000000)
 	c.mu.Unlock()
@@ -308,7 +394,7 @@ func (c *channels) dispatch(it inboxItem) {
 	}
 	q, ok := c.workers[chat]
 	if !ok {
-		q = make(chan inboxItem, 256)
+		q = make(chan inboxItem, chatQueue)
 		c.workers[chat] = q
 		c.wg.Add(1)
 		go c.work(chat, q)
@@ -352,7 +438,23 @@ func (c *channels) handle(it inboxItem) {
 		if c.ctx.Err() != nil {
 			return // shutting down: handled again at the next start
 		}
-		log.Error("could not handle an inbound message", "err", err)
+		it.Tries++
+		if it.Tries < maxHandleTries {
+			// A store error, a full disk: the message stays in the inbox
+			// and is tried again (the chat waits: order is kept).
+			wait := time.Duration(1<<it.Tries) * time.Second
+			log.Warn("could not handle an inbound message; trying again", "err", err, "try", it.Tries, "in", wait)
+			if e := c.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Put(bucketInbox, it.Seq, it) }); e != nil {
+				log.Error("could not record the failed try", "err", e)
+			}
+			select {
+			case <-time.After(wait):
+				c.handle(it)
+			case <-c.ctx.Done():
+			}
+			return
+		}
+		log.Error("gave up on an inbound message", "err", err, "tries", it.Tries)
 	}
 	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucketInbox, it.Seq) }); err != nil {
 		log.Error("could not mark an inbound message handled", "err", err)
@@ -378,22 +480,21 @@ func (c *channels) process(ctx context.Context, m engine.Inbound, log interface 
 		log.Warn("message for a channel account that is no longer configured: dropped")
 		return nil
 	}
-	approved := false
-	if m.ChatType == engine.ChatDirect && !ca.Policy.IsOwner(m.SenderID) {
-		var err error
-		if approved, err = c.pairing.Approved(m.Channel, m.Account, m.SenderID); err != nil {
-			return err
-		}
+	v, err := c.decide(m)
+	if err != nil {
+		return err
 	}
-	v := ca.Policy.Decide(m, approved)
 	log.Debug("access", "action", v.Action.String(), "reason", v.Reason, "owner", v.Owner)
 	route := c.router.Resolve(m, v.Owner)
 	switch v.Action {
 	case access.Drop:
+		removeMedia(m)
 		return nil
 	case access.Pair:
+		removeMedia(m)
 		return c.pair(ca, m, log)
 	case access.Context:
+		removeMedia(m)
 		return c.keepContext(route.Key, m)
 	}
 	ag := c.g.agents[route.AgentID]
@@ -436,6 +537,22 @@ func (c *channels) process(ctx context.Context, m engine.Inbound, log interface 
 	return c.turn(ctx, ca, ag, route, v, m)
 }
 
+// decide runs access control on m.
+func (c *channels) decide(m engine.Inbound) (access.Verdict, error) {
+	ca := c.accounts[accountKey(m.Channel, m.Account)]
+	if ca == nil {
+		return access.Verdict{Action: access.Drop, Reason: "account not configured"}, nil
+	}
+	approved := false
+	if m.ChatType == engine.ChatDirect && !ca.Policy.IsOwner(m.SenderID) {
+		var err error
+		if approved, err = c.pairing.Approved(m.Channel, m.Account, m.SenderID); err != nil {
+			return access.Verdict{}, err
+		}
+	}
+	return ca.Policy.Decide(m, approved), nil
+}
+
 // turn runs a model turn for m; its reply goes to the outbox with the end
 // of the turn.
 func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route routing.Route, v access.Verdict, m engine.Inbound) error {
@@ -450,13 +567,17 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 	if m.ChatType != engine.ChatDirect {
 		name = m.ChatID
 	}
+	owner := v.Owner
 	o := &origin{
 		in:      m,
-		trusted: prompt.Trusted{Channel: m.Channel, Provider: m.Channel, ChatType: m.ChatType, AccountID: m.Account, MessageID: m.MessageID, WasMentioned: v.Mentioned, History: history},
+		trusted: prompt.Trusted{Channel: m.Channel, Provider: m.Channel, ChatType: m.ChatType, AccountID: m.Account, MessageID: m.MessageID, WasMentioned: v.Mentioned, History: history, SenderIsOwner: &owner},
 		meta:    session.Meta{ChatType: string(m.ChatType), Channel: m.Channel, DisplayName: name},
-		main:    route.Main,
-		owner:   v.Owner,
+		// MEMORY.md only for the owner, even where session.dmScope puts
+		// others in the main session.
+		main:  route.Main && v.Owner,
+		owner: v.Owner,
 		reply: func(r delivery.Reply) ([]session.Record, error) {
+			r.Media = c.confineMedia(ag, r.Media)
 			return c.outbox.records(ca, m, r)
 		},
 	}
@@ -484,6 +605,38 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 		return nil // a failed turn: recorded, and its notice queued
 	}
 	return err
+}
+
+// confineMedia keeps the MEDIA: attachments of a model's reply that are
+// URLs or files inside the agent's workspace (after symlinks): a reply is
+// model output, and a model talked into "MEDIA:/var/lib/openclaw/state.db"
+// must not mail the state, the config or a channel's device keys to
+// whoever asked.
+func (c *channels) confineMedia(ag *Agent, media []string) []string {
+	var out []string
+	root, err := filepath.EvalSymlinks(ag.Workspace)
+	if err != nil {
+		root = ag.Workspace
+	}
+	for _, p := range media {
+		if isURL(p) {
+			out = append(out, p)
+			continue
+		}
+		full := p
+		if !filepath.IsAbs(full) {
+			full = filepath.Join(ag.Workspace, full)
+		}
+		real, err := filepath.EvalSymlinks(full)
+		if err == nil {
+			if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+				out = append(out, real)
+				continue
+			}
+		}
+		c.g.log.Warn("reply attachment refused: not a file inside the workspace", "agent", ag.ID, "path", p)
+	}
+	return out
 }
 
 // send queues a reply that is not a turn's (a command's answer, a notice).
@@ -522,9 +675,11 @@ func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
 	if err := c.send(ca, m, text, false); err != nil {
 		return err
 	}
-	who := m.SenderID
+	// Escaped: a name is the sender's to choose (bidi overrides,
+	// zero-width characters, "already approved by security").
+	who := api.EscapeControl(oneLine(m.SenderID, 80))
 	if m.SenderName != "" {
-		who += " (" + oneLine(m.SenderName, 60) + ")"
+		who += " (name: " + api.EscapeControl(oneLine(m.SenderName, 40)) + ")"
 	}
 	c.notifyOwner("", fmt.Sprintf("Pairing request on %s from %s. Approve: openclaw pairing approve %s %s", m.Channel, who, m.Channel, req.Code))
 	return nil
@@ -581,7 +736,7 @@ func (c *channels) takeContext(key engine.SessionKey) ([]prompt.HistoryLine, err
 // chat of the turn when the sender is an owner, else on the owner's
 // channel.
 func (c *channels) approvalNotice(ca *chanAccount, m engine.Inbound, owner bool, a *api.Approval) {
-	text := fmt.Sprintf("Approval needed (%s): %s\nin %s\nReply /approve %s or /deny %s", a.SessionKey, oneLine(a.Command, 300), a.Cwd, a.ID, a.ID)
+	text := fmt.Sprintf("Approval needed (%s): %s\nin %s\nReply /approve %s or /deny %s", api.EscapeControl(a.SessionKey), api.EscapeControl(oneLine(a.Command, 300)), api.EscapeControl(a.Cwd), a.ID, a.ID)
 	if owner {
 		if err := c.send(ca, m, text, false); err != nil {
 			c.g.log.Error("could not queue an approval notice", "err", err)
@@ -629,31 +784,55 @@ func (c *channels) notifyOwner(skip, text string) {
 	c.g.log.Warn("no owner reachable on another channel for a note", "note", text)
 }
 
-// prune forgets dedup keys older than seenTTL.
+// prune forgets dedup keys and sent-message records older than seenTTL
+// and undeliverable messages older than deadTTL (run at start and hourly:
+// these buckets would otherwise only grow).
 func (c *channels) prune() {
-	cut := c.g.cfg.Now().Add(-seenTTL)
-	var old []string
-	_ = c.db.ViewRecords(func(tx engine.RecordTx) error {
-		return tx.ForEach(bucketInboxSeen, "", func(k string, raw []byte) error {
-			var at time.Time
-			if json.Unmarshal(raw, &at) != nil || at.Before(cut) {
-				old = append(old, k)
+	now := c.g.cfg.Now()
+	type rule struct {
+		bucket string
+		cut    time.Time
+		at     func(raw []byte) (time.Time, bool)
+	}
+	seenAt := func(raw []byte) (time.Time, bool) {
+		var at time.Time
+		return at, json.Unmarshal(raw, &at) == nil
+	}
+	sentAt := func(raw []byte) (time.Time, bool) {
+		var r sentRecord
+		return r.SentAt, json.Unmarshal(raw, &r) == nil
+	}
+	deadAt := func(raw []byte) (time.Time, bool) {
+		var it outboxItem
+		return it.CreatedAt, json.Unmarshal(raw, &it) == nil
+	}
+	for _, r := range []rule{
+		{bucketInboxSeen, now.Add(-seenTTL), seenAt},
+		{bucketOutboxSent, now.Add(-seenTTL), sentAt},
+		{bucketOutboxDead, now.Add(-deadTTL), deadAt},
+	} {
+		var old []string
+		_ = c.db.ViewRecords(func(tx engine.RecordTx) error {
+			return tx.ForEach(r.bucket, "", func(k string, raw []byte) error {
+				if at, ok := r.at(raw); !ok || at.Before(r.cut) {
+					old = append(old, k)
+				}
+				return nil
+			})
+		})
+		if len(old) == 0 {
+			continue
+		}
+		if err := c.db.UpdateRecords(func(tx engine.RecordTx) error {
+			for _, k := range old {
+				if err := tx.Delete(r.bucket, k); err != nil {
+					return err
+				}
 			}
 			return nil
-		})
-	})
-	if len(old) == 0 {
-		return
-	}
-	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error {
-		for _, k := range old {
-			if err := tx.Delete(bucketInboxSeen, k); err != nil {
-				return err
-			}
+		}); err != nil {
+			c.g.log.Warn("could not prune old records", "bucket", r.bucket, "err", err)
 		}
-		return nil
-	}); err != nil {
-		c.g.log.Warn("could not prune old dedup keys", "err", err)
 	}
 }
 

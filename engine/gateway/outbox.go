@@ -168,7 +168,12 @@ func (o *outbox) stop() {
 
 func (o *outbox) loop(ctx context.Context) {
 	defer close(o.done)
+	pruned := o.c.g.cfg.Now()
 	for {
+		if now := o.c.g.cfg.Now(); now.Sub(pruned) >= time.Hour {
+			o.c.prune()
+			pruned = now
+		}
 		next := o.sendDue(ctx)
 		wait := time.Minute
 		if !next.IsZero() {

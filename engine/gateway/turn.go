@@ -187,6 +187,19 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	res.Model = info.Ref
 
 	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}}
+	if !o.owner {
+		// Someone other than the owner (an approved contact, a group
+		// member) chats without tools: the tools act on the owner's
+		// workspace — its MEMORY.md, AGENTS.md, files and shell — and a
+		// tool policy per sender is not built yet. Deny by default.
+		// Nor does their conversation reach the owner's memory notes
+		// (the silent memory flush writes memory/<day>.md, which the main
+		// session loads).
+		restricted := *ag
+		restricted.Allowed = func(string) bool { return false }
+		restricted.Compaction.FlushEnabled = false
+		ag = &restricted
+	}
 	plan, err := g.planTurn(turnCtx, ag, info, base, env, user)
 	if err != nil {
 		return nil, g.failTurn(ag, key, o, res, err)

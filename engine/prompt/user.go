@@ -34,6 +34,10 @@ type Trusted struct {
 	MessageID         string
 	Timestamp         time.Time
 	WasMentioned      bool
+	// SenderIsOwner, when set (channel messages), says whether the gateway
+	// found the sender in commands.ownerAllowFrom: the model must not take
+	// a name or a claim in the text for it.
+	SenderIsOwner *bool
 	// Subject is the group's subject or room name. The gateway knows it,
 	// but any member can set it, so it is written in the untrusted
 	// conversation block.
@@ -55,17 +59,18 @@ type HistoryLine struct {
 }
 
 type inboundMeta struct {
-	Schema       string       `json:"schema"`
-	Channel      string       `json:"channel"`
-	Provider     string       `json:"provider"`
-	ChatType     string       `json:"chat_type"`
-	AccountID    string       `json:"account_id,omitempty"`
-	MessageID    string       `json:"message_id,omitempty"`
-	ReplyToID    string       `json:"reply_to_id,omitempty"`
-	Timestamp    string       `json:"timestamp,omitempty"`
-	Runtime      string       `json:"runtime,omitempty"`
-	WasMentioned *bool        `json:"was_mentioned,omitempty"`
-	Attachments  []attachment `json:"attachments,omitempty"`
+	Schema        string       `json:"schema"`
+	Channel       string       `json:"channel"`
+	Provider      string       `json:"provider"`
+	ChatType      string       `json:"chat_type"`
+	AccountID     string       `json:"account_id,omitempty"`
+	MessageID     string       `json:"message_id,omitempty"`
+	ReplyToID     string       `json:"reply_to_id,omitempty"`
+	Timestamp     string       `json:"timestamp,omitempty"`
+	Runtime       string       `json:"runtime,omitempty"`
+	WasMentioned  *bool        `json:"was_mentioned,omitempty"`
+	SenderIsOwner *bool        `json:"sender_is_owner,omitempty"`
+	Attachments   []attachment `json:"attachments,omitempty"`
 }
 
 type attachment struct {
@@ -130,6 +135,7 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 	if !t.Timestamp.IsZero() {
 		meta.Timestamp = t.Timestamp.Format(time.RFC3339)
 	}
+	meta.SenderIsOwner = t.SenderIsOwner
 	if group || t.WasMentioned {
 		meta.WasMentioned = &t.WasMentioned
 	}

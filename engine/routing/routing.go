@@ -9,7 +9,8 @@
 //	agent:<agentId>:<channel>:group:<id>                      groups (…:channel:<id>, …:room:<id>)
 //
 // Channel, account and peer ids are trimmed and lower-cased, as OpenClaw
-// does; an empty peer id is "unknown".
+// does; an empty peer id is "unknown"; one longer than 200 bytes is cut
+// and a hash of the whole appended (ours: keys are bounded).
 //
 // The privacy default (dmScope ""), ours: an owner's DMs go to the agent's
 // main session, where MEMORY.md is loaded; every other approved sender gets
@@ -22,10 +23,15 @@
 package routing
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	"github.com/openclaw-edge/edge/engine"
 )
+
+// maxPeerID bounds the peer id in a key; longer ids are cut and hashed.
+const maxPeerID = 200
 
 // Binding is one entry of bindings.
 type Binding struct {
@@ -78,6 +84,11 @@ func (r *Router) Resolve(m engine.Inbound, owner bool) Route {
 	id := norm(peer)
 	if id == "" {
 		id = "unknown"
+	}
+	if len(id) > maxPeerID {
+		// A session key is at most 512 bytes; an address may be longer.
+		sum := sha256.Sum256([]byte(id))
+		id = id[:64] + "~" + hex.EncodeToString(sum[:8])
 	}
 	if kind != engine.ChatDirect {
 		route.Key = engine.AgentSessionKey(agentID, ch+":"+string(kind)+":"+id)

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -39,6 +40,7 @@ func TestResolve(t *testing.T) {
 		{"group peer binding", Router{DefaultAgent: "main", Bindings: binds}, engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatGroup, ChatID: "120363@g.us"}, false, "agent:fam:whatsapp:group:120363@g.us", false},
 		{"channel binding", Router{DefaultAgent: "main", Bindings: binds}, dm("email", "", "a@b.c"), true, "agent:mail:main", true},
 		{"no binding", Router{DefaultAgent: "main", Bindings: binds}, dm("imessage", "", "a@b.c"), false, "agent:main:imessage:direct:a@b.c", false},
+		{"long id hashed", Router{DefaultAgent: "main"}, dm("email", "", strings.Repeat("x", 900)+"@y.z"), false, "agent:main:email:direct:" + strings.Repeat("x", 64) + "~7d305aa91d287fb9", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
