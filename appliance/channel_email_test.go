@@ -44,7 +44,8 @@ const (
 
 // emailGatewayConfig is a gateway config with the fake model and
 // channels.email on d (plain IMAP) and s (plain SMTP, no AUTH); the owner
-// is emailOwner.
+// is emailOwner. Sender authentication is on (the default), trusting
+// emailServID, whose Authentication-Results inMail writes.
 func emailGatewayConfig(modelURL, workspace string, d *emailtest.Dovecot, s *emailtest.Sink) string {
 	ws := ""
 	if workspace != "" {
@@ -58,13 +59,20 @@ func emailGatewayConfig(modelURL, workspace string, d *emailtest.Dovecot, s *ema
     address: '%s',
     imap: { host: '127.0.0.1', port: %d, security: 'none', username: '%s', password: '%s' },
     smtp: { host: '127.0.0.1', port: %d, security: 'none' },
+    authServId: ['%s'],
   } },
-}`, modelURL, ws, emailOwner, emailBot, d.Port, d.User, d.Password, s.Port)
+}`, modelURL, ws, emailOwner, emailBot, d.Port, d.User, d.Password, s.Port, emailServID)
 }
 
-// inMail is a mail to the assistant, with LF line ends.
+// emailServID is the authserv-id of the "receiving mail server".
+const emailServID = "mx.example.test"
+
+// inMail is a mail to the assistant, with LF line ends, that the receiving
+// server (emailServID) found DMARC-authenticated.
 func inMail(from, subject, msgID, body string, extra ...string) string {
 	var b strings.Builder
+	domain := strings.TrimSuffix(from[strings.LastIndexByte(from, '@')+1:], ">")
+	fmt.Fprintf(&b, "Authentication-Results: %s; dmarc=pass (p=reject) header.from=%s\n", emailServID, domain)
 	fmt.Fprintf(&b, "From: %s\nTo: %s\nSubject: %s\nMessage-ID: <%s>\nDate: %s\n", from, emailBot, subject, msgID, time.Now().Format(time.RFC1123Z))
 	for _, h := range extra {
 		b.WriteString(h + "\n")

@@ -31,14 +31,60 @@
 //     From our own Address (loops), automatic mail (Auto-Submitted other
 //     than "no", Precedence bulk/list/junk, X-Autoreply/X-Autorespond,
 //     delivery and read reports multipart/report), mail without a usable
-//     From address, and mail that cannot be parsed at all.
+//     From address, mail whose From is not authenticated (below), and mail
+//     that cannot be parsed at all.
 //   - A message larger than 10 MiB is read only up to 10 MiB (the text
 //     normally comes first; attachments cut off are dropped). Text is
 //     capped at 100,000 bytes.
 //
+// Sender authentication (requireAuth, authServId): the From header is
+// whatever the sender wrote, so on its own it would let anyone mail as the
+// owner (ownerAllowFrom "email:ann@example.test"), pass allowFrom and
+// pairing, and have the gateway mail its answers to a forged address. The
+// adapter checks no signatures itself: it trusts the verdicts the
+// receiving mail server wrote into Authentication-Results header fields
+// (RFC 8601). With requireAuth (the default) a message is delivered only
+// when a trusted Authentication-Results field says
+//
+//   - dmarc=pass with header.from the From domain, or
+//   - dkim=pass with header.d the From domain or a parent of it, or
+//   - spf=pass with the domain of smtp.mailfrom the From domain or a
+//     parent of it
+//
+// (a parent counts when it has a dot — "example.com" for
+// "mail.example.com", never "com" —, a simplified relaxed alignment that
+// needs no public-suffix list; a sibling subdomain does not count). A From
+// header field repeated, or with several addresses, never counts. Trusted
+// are the fields whose authserv-id (their first word) is in authServId;
+// with authServId empty, only the topmost field, the one the receiving
+// server added last. Either way the receiving server must remove fields
+// claiming its own authserv-id from incoming mail (RFC 8601 §5 requires
+// it; Postfix with OpenDKIM/OpenDMARC, rspamd and the big providers do).
+// With authServId empty it must moreover add a field to every message: a
+// message it let through without one would be judged on a field the
+// sender wrote, so configure authServId to be sure. The parser reads
+// comments, quoted strings, method versions and any letter case;
+// what it cannot read never counts as a pass.
+//
+// Mail that is not authenticated is skipped like automatic mail: never
+// delivered, never answered (an answer, or a pairing code, to a forged
+// From would mail a third party: backscatter), the cursor moves past it.
+// It is logged at info with the reason ("From ann@example.test not
+// authenticated by mx.example.test: dmarc=fail, spf=softfail") and counted
+// in Status().Detail. requireAuth false keeps the From as written: only
+// for a private mail server that takes no mail from outside, and tests.
+//
 // Mapping to engine.Inbound: chat type direct; ChatID and SenderID are the
-// From addr-spec lower-cased (Reply-To is ignored: a reply goes back to the
-// address the gateway authorised); SenderName the display name; MessageID
+// From addr-spec with its ASCII letters lower-cased (Reply-To is ignored:
+// a reply goes back to the address the gateway authorised). Other
+// characters (internationalized addresses, RFC 6532) are kept as written,
+// except that an address with a character that Unicode case mapping turns
+// into an ASCII letter (U+212A KELVIN SIGN → "k", U+017F, U+0130) counts
+// as no usable From: compared case-insensitively it would pass for an
+// ASCII address (strings.ToLower does map it). An internationalized From
+// domain is compared with the Authentication-Results domains as written
+// (no IDNA conversion), so it authenticates only when the server writes
+// the same form; SenderName the display name; MessageID
 // the Message-ID without angle brackets (missing: "uid-<uidvalidity>-<uid>@
 // <imap host>"); ReplyTo the first In-Reply-To id; Timestamp the Date
 // header (missing or unparsable: now). Text is the new text of the body:
@@ -128,7 +174,24 @@ type Config struct {
 	Address string     `json:"address"`
 	IMAP    IMAPConfig `json:"imap"`
 	SMTP    SMTPConfig `json:"smtp"`
+	// RequireAuth (nil = true): only mail whose From address the receiving
+	// mail server authenticated is delivered — an Authentication-Results
+	// header field (RFC 8601) of a trusted server (AuthServID) saying
+	// dmarc=pass for the From domain, or dkim=pass / spf=pass for an
+	// aligned domain. Other mail is skipped, never answered (see the
+	// package doc). false delivers every sender as the From header
+	// names it, which anyone can forge: only for a private mail server
+	// that accepts no outside mail, and for tests.
+	RequireAuth *bool `json:"requireAuth"`
+	// AuthServID lists the authserv-ids of the receiving mail server(s)
+	// whose Authentication-Results are trusted (the first word of the
+	// field, usually the host name: "mx.example.test"). Empty = only the
+	// topmost Authentication-Results field is read, whoever wrote it.
+	AuthServID []string `json:"authServId"`
 }
+
+// requireAuth is RequireAuth with its default.
+func (c Config) requireAuth() bool { return c.RequireAuth == nil || *c.RequireAuth }
 
 // IMAPConfig is channels.email.imap.
 type IMAPConfig struct {
@@ -217,6 +280,11 @@ func (c Config) Validate() error {
 	}
 	if hasCtl(c.SMTP.Username) {
 		return fmt.Errorf("%s.smtp.username: control characters", keyPrefix)
+	}
+	for i, id := range c.AuthServID {
+		if id == "" || hasCtl(id) || strings.ContainsAny(id, " ;()\"=") || strings.ContainsFunc(id, func(r rune) bool { return r >= 0x80 }) {
+			return fmt.Errorf("%s.authServId[%d]: not an authserv-id (a host name such as mx.example.com): %q", keyPrefix, i, id)
+		}
 	}
 	return nil
 }
@@ -321,6 +389,8 @@ type Adapter struct {
 	wake      chan struct{} // cap 1: Ack wakes the run loop
 	connSem   chan struct{} // cap 1: held by whoever sends IMAP commands (not during Deliver)
 	closedErr error
+	unauth    int    // unauthenticated mail skipped since New
+	unauthWhy string // why the last one was
 }
 
 var (
@@ -396,6 +466,11 @@ func New(cfg Config, deps Deps) (*Adapter, error) {
 		ss.username = is.username
 	}
 	a.smtp = ss
+	if cfg.requireAuth() && len(cfg.AuthServID) == 0 {
+		a.log.Info("email: authServId unset: the From address is trusted on the topmost Authentication-Results header, whoever added it; set authServId to your mail server's authserv-id")
+	} else if !cfg.requireAuth() {
+		a.log.Warn("email: requireAuth false: the From address is not checked, anyone can mail as the owner; only for a private mail server")
+	}
 
 	for _, s := range []server{is, ss} {
 		if _, err := s.secret(); err != nil {
@@ -438,7 +513,16 @@ func (a *Adapter) Status() channel.Status {
 		Self:         a.address,
 		LastInbound:  a.lastIn,
 		LastOutbound: a.lastOut,
+		Detail:       a.detail(),
 	}
+}
+
+// detail is Status.Detail; the caller holds mu.
+func (a *Adapter) detail() string {
+	if a.unauth == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d unauthenticated message(s) skipped, the last: %s", a.unauth, a.unauthWhy)
 }
 
 func (a *Adapter) setState(s channel.State, reason string) {
@@ -451,7 +535,11 @@ func (a *Adapter) setState(s channel.State, reason string) {
 }
 
 // parseAddrSpec parses a bare address (no display name, no CR/LF) and
-// returns it lower-cased.
+// returns it with its ASCII letters lower-cased; other characters are kept
+// as they are, but an address with a character that Unicode case mapping
+// turns into an ASCII one (U+212A KELVIN SIGN, U+017F LONG S, U+0130) is
+// refused: it would pass for an ASCII address wherever it is compared
+// case-insensitively.
 func parseAddrSpec(s string) (string, error) {
 	if s == "" {
 		return "", errors.New("empty address")
@@ -466,7 +554,10 @@ func parseAddrSpec(s string) (string, error) {
 	if a.Name != "" || !strings.EqualFold(a.Address, strings.TrimSpace(s)) || !strings.Contains(a.Address, "@") {
 		return "", fmt.Errorf("not a bare address: %q", s)
 	}
-	return strings.ToLower(a.Address), nil
+	if strings.ContainsFunc(a.Address, foldsToASCII) {
+		return "", fmt.Errorf("address %q has a character that case mapping turns into an ASCII letter", s)
+	}
+	return asciiLower(a.Address), nil
 }
 
 // inboundOf is for tests and Ack: the Thread info of an inbound message.

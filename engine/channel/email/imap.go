@@ -377,6 +377,13 @@ func (a *Adapter) inbound(raw []byte, validity, uid uint32) (engine.Inbound, str
 	case p.Auto:
 		return engine.Inbound{}, "automatic mail (auto-reply, bulk, report)"
 	}
+	if why := a.authenticate(p); why != "" {
+		a.mu.Lock()
+		a.unauth++
+		a.unauthWhy = why
+		a.mu.Unlock()
+		return engine.Inbound{}, why
+	}
 	id := p.MessageID
 	if id == "" {
 		id = fmt.Sprintf("uid-%d-%d@%s", validity, uid, a.imap.host)

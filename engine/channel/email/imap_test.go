@@ -29,9 +29,12 @@ func testLogger(t testing.TB) *slog.Logger {
 }
 
 // testConfig is a config for d (plain IMAP) and an SMTP sink s (either may
-// be nil: a closed port then).
+// be nil: a closed port then), with requireAuth false: most tests are about
+// IMAP, not sender authentication, and append mail without
+// Authentication-Results (authConfig is the default, checked).
 func testConfig(d *dovecot, s *sink) Config {
-	cfg := Config{Address: botAddr}
+	noAuth := false
+	cfg := Config{Address: botAddr, RequireAuth: &noAuth}
 	cfg.IMAP = IMAPConfig{Host: "127.0.0.1", Port: 1, Security: SecurityNone, Username: testUser, Password: testPass}
 	if d != nil {
 		cfg.IMAP.Port = d.port
@@ -40,6 +43,18 @@ func testConfig(d *dovecot, s *sink) Config {
 	if s != nil {
 		cfg.SMTP.Port = s.port
 	}
+	return cfg
+}
+
+// testServID is the authserv-id of the test's "receiving mail server".
+const testServID = "mx.example.org"
+
+// authConfig is testConfig with sender authentication on (the default)
+// and testServID trusted.
+func authConfig(d *dovecot, s *sink) Config {
+	cfg := testConfig(d, s)
+	cfg.RequireAuth = nil
+	cfg.AuthServID = []string{testServID}
 	return cfg
 }
 
@@ -126,7 +141,7 @@ func TestReceiveIdleAndFirstRunSkipsOldMail(t *testing.T) {
 
 	store := channeltest.NewStore()
 	in := channeltest.NewInbox()
-	a := newTestAdapter(t, testConfig(d, nil), store, "", nil)
+	a := newTestAdapter(t, authConfig(d, nil), store, "", nil)
 	if st := a.Status(); st.State != channel.StateStopped || st.Self != botAddr {
 		t.Fatalf("status before Run: %+v", st)
 	}
@@ -134,7 +149,12 @@ func TestReceiveIdleAndFirstRunSkipsOldMail(t *testing.T) {
 
 	// The adapter is IDLE now; new mail must arrive through IDLE.
 	time.Sleep(300 * time.Millisecond)
-	uid := d.appendMail("From: \"Ann Example\" <Ann@Example.com>\nTo: bot@example.org\nSubject: Lunch?\n" +
+	// As the receiving server writes them (Postfix with OpenDKIM, SPF and
+	// OpenDMARC), topmost last-added.
+	uid := d.appendMail("Authentication-Results: mx.example.org; dmarc=pass (p=reject dis=none) header.from=Example.com\n" +
+		"Authentication-Results: mx.example.org;\n\tdkim=pass (2048-bit key; unprotected) header.d=example.com header.i=@example.com header.b=\"AbC+dEf1\"\n" +
+		"Authentication-Results: mx.example.org; spf=pass (mailfrom) smtp.mailfrom=ann@example.com (client-ip=192.0.2.1; helo=out.example.com)\n" +
+		"From: \"Ann Example\" <Ann@Example.com>\nTo: bot@example.org\nSubject: Lunch?\n" +
 		"Date: Tue, 03 Jun 2025 09:00:00 +0000\nMessage-ID: <new-1@example.com>\nReferences: <root@example.com>\n\nShall we have lunch?\n")
 	m := next(t, in)
 	if m.MessageID != "new-1@example.com" {

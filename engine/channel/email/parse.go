@@ -21,7 +21,7 @@ type Parsed struct {
 	MessageID  string   // without angle brackets; "" if missing
 	InReplyTo  string   // the first In-Reply-To id
 	References []string // without angle brackets
-	From       string   // addr-spec, lower-cased; "" if missing or unparsable
+	From       string   // addr-spec, ASCII lower-cased; "" if missing or unusable
 	FromName   string   // display name
 	Subject    string   // decoded, one line
 	Date       time.Time
@@ -37,6 +37,13 @@ type Parsed struct {
 	Auto bool
 	// Truncated: the message was larger than the limit and read partly.
 	Truncated bool
+	// FromAmbiguous: more than one From header field, or more than one
+	// address in it (From is the first): which one a server authenticated
+	// cannot be told.
+	FromAmbiguous bool
+	// AuthResults are the Authentication-Results header field values, the
+	// topmost (added last, by the receiving server) first.
+	AuthResults []string
 }
 
 // Attachment is one attachment's content.
@@ -119,7 +126,12 @@ func (p *Parsed) readHeader(h mail.Header) {
 			p.From = addr
 			p.FromName = oneLine(from[0].Name)
 		}
+		p.FromAmbiguous = len(from) > 1
 	}
+	if len(h.Values("From")) > 1 {
+		p.FromAmbiguous = true
+	}
+	p.AuthResults = h.Values("Authentication-Results")
 	if s, err := h.Subject(); err == nil {
 		p.Subject = oneLine(s)
 	} else {
