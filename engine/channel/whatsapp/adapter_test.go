@@ -171,7 +171,7 @@ func TestHandlerSelfChatEcho(t *testing.T) {
 func TestHandlerMedia(t *testing.T) {
 	a, f, s, in := testAdapter(t, Config{MediaMaxMB: 1})
 	f.download = bytes.Repeat([]byte{0xff}, 5000)
-	evt := dm("3EB0IMG", &waE2E.Message{ImageMessage: &waE2E.ImageMessage{
+	evt := dm("3EB0IMG", &waE2E.Message{ImageMessage: &waE2E.ImageMessage{DirectPath: proto.String("/v/t62.7118-24/x.enc"), MediaKey: key32, FileSHA256: key32, FileEncSHA256: key32,
 		Caption: proto.String("look"), Mimetype: proto.String("image/jpeg"), FileLength: proto.Uint64(5000),
 	}})
 	a.handleEvent(s, evt)
@@ -190,7 +190,7 @@ func TestHandlerMedia(t *testing.T) {
 
 	// A document whose sender's name tries to escape MediaDir.
 	f.download = []byte("%PDF-1.4")
-	a.handleEvent(s, dm("../../x", &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{
+	a.handleEvent(s, dm("../../x", &waE2E.Message{DocumentMessage: &waE2E.DocumentMessage{DirectPath: proto.String("/v/t62.7118-24/x.enc"), MediaKey: key32, FileSHA256: key32, FileEncSHA256: key32,
 		FileName: proto.String("../../../etc/cron.d/evil"), Mimetype: proto.String("application/pdf"),
 	}}))
 	m, _ = in.Next(time.Second)
@@ -199,7 +199,7 @@ func TestHandlerMedia(t *testing.T) {
 	}
 
 	// Declared too large: not downloaded, the text says so.
-	a.handleEvent(s, dm("BIG", &waE2E.Message{VideoMessage: &waE2E.VideoMessage{
+	a.handleEvent(s, dm("BIG", &waE2E.Message{VideoMessage: &waE2E.VideoMessage{DirectPath: proto.String("/v/t62.7118-24/x.enc"), MediaKey: key32, FileSHA256: key32, FileEncSHA256: key32,
 		Caption: proto.String("movie"), Mimetype: proto.String("video/mp4"), FileLength: proto.Uint64(5 << 20),
 	}}))
 	m, _ = in.Next(time.Second)
@@ -209,7 +209,7 @@ func TestHandlerMedia(t *testing.T) {
 
 	// Declared small, actually large: the cap stops the download.
 	f.download = bytes.Repeat([]byte{1}, 2<<20)
-	a.handleEvent(s, dm("LIAR", &waE2E.Message{AudioMessage: &waE2E.AudioMessage{Mimetype: proto.String("audio/ogg"), FileLength: proto.Uint64(10)}}))
+	a.handleEvent(s, dm("LIAR", &waE2E.Message{AudioMessage: &waE2E.AudioMessage{DirectPath: proto.String("/v/t62.7118-24/x.enc"), MediaKey: key32, FileSHA256: key32, FileEncSHA256: key32, Mimetype: proto.String("audio/ogg"), FileLength: proto.Uint64(10)}}))
 	m, _ = in.Next(time.Second)
 	if len(m.Media) != 0 || !strings.Contains(m.Text, "not downloaded") {
 		t.Errorf("lying audio delivered as %+v", m)
@@ -550,5 +550,39 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if _, err := New(Config{MediaMaxMB: -3}, Deps{StorePath: "x"}); err == nil || !strings.Contains(err.Error(), "mediaMaxMb") {
 		t.Errorf("New with a bad config: %v", err)
+	}
+}
+
+// key32 stands for the keys of real encrypted WhatsApp media.
+var key32 = bytes.Repeat([]byte{7}, 32)
+
+// TestDownloadOnlyWhatsAppMedia: a sender-written URL is never fetched and
+// media without the keys of WhatsApp's encryption is not downloaded.
+func TestDownloadOnlyWhatsAppMedia(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		msg  *waE2E.DocumentMessage
+		ok   bool
+	}{
+		{"LAN URL, no keys", &waE2E.DocumentMessage{URL: proto.String("http://192.168.1.1/cfg")}, false},
+		{"URL and path, no keys", &waE2E.DocumentMessage{URL: proto.String("http://10.0.0.1/"), DirectPath: proto.String("/v/x")}, false},
+		{"short key", &waE2E.DocumentMessage{DirectPath: proto.String("/v/x"), MediaKey: []byte("k"), FileSHA256: key32, FileEncSHA256: key32}, false},
+		{"real media with a LAN URL", &waE2E.DocumentMessage{URL: proto.String("http://192.168.1.1/cfg"), DirectPath: proto.String("/v/x"), MediaKey: key32, FileSHA256: key32, FileEncSHA256: key32}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dl, err := whatsAppHosted(c.msg)
+			if (err == nil) != c.ok {
+				t.Fatalf("err = %v", err)
+			}
+			if err != nil {
+				return
+			}
+			if _, hasURL := dl.(interface{ GetURL() string }); hasURL {
+				t.Fatal("the URL reaches whatsmeow")
+			}
+			if whatsmeow.GetMediaType(dl) != whatsmeow.MediaDocument || dl.GetDirectPath() != "/v/x" {
+				t.Fatalf("media type %q path %q", whatsmeow.GetMediaType(dl), dl.GetDirectPath())
+			}
+		})
 	}
 }

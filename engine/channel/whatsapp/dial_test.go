@@ -42,6 +42,10 @@ func TestRunWithDial(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx, in) }()
 	conn.WaitConnected(t, 10*time.Second)
+	// The Connected event is handled just after the connect call returns.
+	for deadline := time.Now().Add(10 * time.Second); a.Status().State != channel.StateLinked && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if st := a.Status(); st.State != channel.StateLinked || st.Self != "+15550000001" {
 		t.Fatalf("status after connect: %+v", st)
 	}

@@ -68,12 +68,16 @@ func (a *Adapter) download(ctx context.Context, cli Client, id string, att *atta
 			err = errors.Join(err, tmp.Close(), os.Remove(tmp.Name()))
 		}
 	}()
+	dl, err := whatsAppHosted(att.msg)
+	if err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, downloadTimeout)
 	defer cancel()
 	// The encrypted download is the plaintext plus at most one padding
 	// block and the 10-byte MAC.
 	cf := &cappedFile{f: tmp, max: limit + 32}
-	if err := cli.DownloadToFile(ctx, att.msg, cf); err != nil {
+	if err := cli.DownloadToFile(ctx, dl, cf); err != nil {
 		return "", fmt.Errorf("download: %w", err)
 	}
 	fi, err := tmp.Stat()
@@ -374,3 +378,29 @@ func (c *recentCache) get(id string) (recentMsg, bool) {
 	r, ok := c.m[id]
 	return r, ok
 }
+
+// whatsAppHosted returns msg for download from WhatsApp's own media
+// servers only. whatsmeow fetches a message's URL field when it is set —
+// any URL the sender wrote, with plain http.Get and redirects, and keeps
+// an unencrypted body when the message carries no keys — so a stranger
+// could make the gateway fetch LAN addresses. The returned message hides
+// the URL (whatsmeow then downloads by DirectPath from its media hosts),
+// and a message without the keys of real encrypted media is refused.
+func whatsAppHosted(msg whatsmeow.DownloadableMessage) (whatsmeow.DownloadableMessage, error) {
+	if !strings.HasPrefix(msg.GetDirectPath(), "/") || len(msg.GetMediaKey()) != 32 || len(msg.GetFileEncSHA256()) != 32 || len(msg.GetFileSHA256()) != 32 {
+		return nil, errors.New("download: not encrypted WhatsApp media (no direct path or keys)")
+	}
+	mt := whatsmeow.GetMediaType(msg)
+	if mt == "" {
+		return nil, fmt.Errorf("download: unknown media type %T", msg)
+	}
+	return pathOnly{DownloadableMessage: msg, mt: mt}, nil
+}
+
+// pathOnly is a downloadable message without its URL (see whatsAppHosted).
+type pathOnly struct {
+	whatsmeow.DownloadableMessage
+	mt whatsmeow.MediaType
+}
+
+func (p pathOnly) GetMediaType() whatsmeow.MediaType { return p.mt }
