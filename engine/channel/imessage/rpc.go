@@ -241,18 +241,6 @@ func (c *rpcConn) Err() error {
 func (c *rpcConn) Done() <-chan struct{} { return c.done }
 
 // close stops the child: stdin closed, then killed after stopGrace.
-func (c *rpcConn) close() {
-	c.stdin.Close()
-	select {
-	case <-c.done:
-		return
-	case <-time.After(stopGrace):
-	}
-	if c.cmd.Process != nil {
-		_ = c.cmd.Process.Kill() // it did not exit on EOF
-	}
-	<-c.done
-}
 
 func (c *rpcConn) handleStderr(line []byte) {
 	s := strings.TrimSpace(sanitize(string(line), stderrLineMax))
