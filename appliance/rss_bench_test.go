@@ -56,6 +56,9 @@ func BenchmarkGatewayRSS(b *testing.B) {
 	}
 	full := build("full")
 	pure := build("pure", "-tags", "nollamacpp")
+	// whatsmeow and its SQLite cost idle memory even unused (package
+	// initialisation touches their tables): measured apart.
+	noWA := build("nowa", "-tags", "nollamacpp,nowhatsapp")
 	// The runner beside the gateway, where an installed gateway finds it.
 	if err := os.Symlink(runnerPath(), filepath.Join(dir, "full", llamacpp.RunnerName)); err != nil {
 		b.Fatal(err)
@@ -97,10 +100,18 @@ func BenchmarkGatewayRSS(b *testing.B) {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		_ = cmd.Wait()
 	}
-	var idle, pureIdle, loaded, runner float64
+	var idle, pureIdle, noWAIdle, loaded, runner float64
 	for range b.N {
-		cmd, c := start(pure)
+		cmd, c := start(noWA)
 		st, err := c.Status(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		noWAIdle += float64(st.RSSBytes) / (1 << 20)
+		stop(cmd)
+
+		cmd, c = start(pure)
+		st, err = c.Status(context.Background())
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -127,6 +138,7 @@ func BenchmarkGatewayRSS(b *testing.B) {
 	n := float64(b.N)
 	b.ReportMetric(idle/n, "gateway-idle-MB")
 	b.ReportMetric(pureIdle/n, "pure-idle-MB")
+	b.ReportMetric(noWAIdle/n, "nowhatsapp-idle-MB")
 	b.ReportMetric((idle-pureIdle)/n, "gateway-minus-pure-MB")
 	b.ReportMetric(loaded/n, "gateway-model-loaded-MB")
 	b.ReportMetric(runner/n, "runner-MB")
