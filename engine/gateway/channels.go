@@ -15,8 +15,8 @@ package gateway
 //     transaction that ends the turn (origin.reply → EndTurnWith). Replies
 //     without a turn (pairing codes, command answers, notices) are written
 //     to the outbox directly.
-//  4. The inbox item is deleted and the adapter told (Acker: email marks
-//     the message \Seen).
+//  4. The adapter is told (Acker: email marks the message \Seen), then
+//     the inbox item is deleted: a crash in between acks it again.
 //  5. The outbox sender (outbox.go) sends each item, then marks it sent.
 //
 // After a crash, inbox items left are handled again at start (the session
@@ -456,17 +456,75 @@ func (c *channels) handle(it inboxItem) {
 		}
 		log.Error("gave up on an inbound message", "err", err, "tries", it.Tries)
 	}
-	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucketInbox, it.Seq) }); err != nil {
-		log.Error("could not mark an inbound message handled", "err", err)
+	var ack channel.Acker
+	if ca := c.accounts[accountKey(m.Channel, m.Account)]; ca != nil {
+		ack, _ = ca.Adapter.(channel.Acker)
+	}
+	if ack == nil {
+		c.handled(it, log)
 		return
 	}
-	if ca := c.accounts[accountKey(m.Channel, m.Account)]; ca != nil {
-		if ack, ok := ca.Adapter.(channel.Acker); ok {
-			if err := ack.Ack(c.ctx, m); err != nil {
-				log.Warn("could not acknowledge a message to its platform", "err", err)
-			}
-		}
+	c.ack(ack, it, log)
+}
+
+// handled removes a handled item from the inbox.
+func (c *channels) handled(it inboxItem, log interface{ Error(string, ...any) }) {
+	if err := c.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucketInbox, it.Seq) }); err != nil {
+		log.Error("could not mark an inbound message handled", "err", err)
 	}
+}
+
+// ackTries bounds the background retries of an Ack whose link is down
+// (about half an hour with the backoff capped at a minute).
+const ackTries = 40
+
+// ack tells the adapter that it was handled, then removes it from the
+// inbox. In that order: a crash in between handles the item again at the
+// next start (its turn is recorded: no second reply) and acks it again,
+// where the other order loses the platform's mark (email: \Seen) for
+// good. An item handled again at start runs before its adapter has
+// connected: ErrNotConnected is retried in the background, with backoff,
+// until the link is up; the item stays in the inbox meanwhile (for the
+// next start, should the gateway stop first).
+func (c *channels) ack(ack channel.Acker, it inboxItem, log interface {
+	Warn(string, ...any)
+	Error(string, ...any)
+}) {
+	err := ack.Ack(c.ctx, it.Inbound)
+	if err != nil && c.ctx.Err() != nil {
+		return // stopping: acked and removed at the next start
+	}
+	if err == nil || !errors.Is(err, channel.ErrNotConnected) {
+		if err != nil {
+			log.Warn("could not acknowledge a message to its platform", "err", err)
+		}
+		c.handled(it, log)
+		return
+	}
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		wait := 500 * time.Millisecond
+		for range ackTries {
+			select {
+			case <-time.After(wait):
+			case <-c.ctx.Done():
+				return
+			}
+			err = ack.Ack(c.ctx, it.Inbound)
+			if err == nil || !errors.Is(err, channel.ErrNotConnected) {
+				break
+			}
+			wait = min(2*wait, time.Minute)
+		}
+		if err != nil && c.ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			log.Warn("could not acknowledge a message to its platform", "err", err)
+		}
+		c.handled(it, log)
+	}()
 }
 
 // process decides and acts on one message.
