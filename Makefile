@@ -13,11 +13,13 @@ BENCHTIME ?= 1s
 
 all: build
 
-## deps: the toolchain, modules, and the headers the embedded llama.cpp needs (apt/brew)
+## deps: the toolchain, modules, the headers the embedded llama.cpp needs, and
+## dovecot for the e-mail channel's tests (apt/brew; its system service is not left running)
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go is required: https://go.dev/dl/"; exit 1; }
 	@$(GO) mod download
 	@models/llamacpp/install-deps.sh
+	@engine/channel/email/emailtest/install-deps.sh
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo) and bin/openclaw
 # The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
@@ -75,10 +77,13 @@ test: deps
 ## `sessions import`), bbolt Check after every kill, every acknowledged message
 ## answered exactly once; plus a gateway killed mid-turn on a full / read-only
 ## 4 MiB tmpfs (needs root for `unshare -m` and mount, else skipped) starts and
-## answers status. Not part of `make test`: about 6–12 minutes on a loaded 2-core
-## box (CRASH_TURNS=n for a shorter run).
+## answers status; plus the channel pipeline (e-mail against a real dovecot and
+## SMTP sink, skipped without dovecot) SIGKILLed after the inbox write, after the
+## reply+outbox commit and after the SMTP send: one reply Message-ID per mail.
+## Not part of `make test`: about 8–14 minutes on a loaded 2-core box
+## (CRASH_TURNS=n, CRASH_MAILS=n per crash point for a shorter run).
 test-crash:
-	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart' ./appliance/
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies' ./appliance/
 
 ## test-short: the quick unit tests only
 test-short:

@@ -8,6 +8,11 @@
 // note), no retry may have started a second turn, and every transcript must
 // be a well-formed tree (DESIGN.md §4, §11 "crash safety").
 //
+// TestCrashChannelReplies does the same for the channel pipeline (durable
+// inbox, turn, outbox) with the e-mail channel against a real dovecot and
+// SMTP sink: killed at after-inbox, after-end and after-send, every mail
+// gets exactly one reply Message-ID.
+//
 // TestFullDiskRestart proves on a real small file system (a tmpfs mounted
 // in a private mount namespace) that a gateway killed mid-turn on a full
 // disk starts again and answers status.
@@ -34,12 +39,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/emersion/go-imap/v2"
 	"go.etcd.io/bbolt"
 
 	"github.com/openclaw-edge/edge/cli/command"
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/channel/email/emailtest"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 	"github.com/openclaw-edge/edge/engine/transcript"
@@ -631,4 +638,147 @@ func runCLI(socket string, stdout io.Writer, args ...string) error {
 		return fmt.Errorf("%w: %s", err, stderr.String())
 	}
 	return nil
+}
+
+// TestCrashChannelReplies: the channel pipeline (inbox, turn, outbox) of a
+// real gateway process under SIGKILL, with the e-mail channel against a
+// real dovecot and SMTP sink on loopback (emailtest; skipped without
+// dovecot, which `make test` installs). Each mail from the owner is sent
+// while the gateway runs with one crash point armed, so it dies exactly
+// there; it is then checked (bbolt Check) and started again:
+//
+//   - after-inbox: the mail is in the durable inbox (and its dedup key
+//     recorded), the IMAP cursor not yet moved: the restart handles the
+//     inbox item, and the adapter's replay of the mail is dropped as a
+//     duplicate.
+//   - after-end: the reply is committed with its outbox item and the end of
+//     the turn, not yet sent: the restart sends it; handling the inbox item
+//     again finds the turn already done.
+//   - after-send: SMTP accepted the reply, the outbox item is not yet
+//     marked sent: the restart sends it again with the same idempotency
+//     key, hence the same Message-ID. SMTP cannot deduplicate, so the sink
+//     holds that reply twice — allowed (and asserted) only here; the
+//     receiving client folds the copies by Message-ID.
+//
+// Every mail must get exactly one distinct reply Message-ID, answering it
+// (In-Reply-To) with its own text; physically one copy except after-send
+// (two); every mail \Seen after the restart; and every transcript one user
+// entry and one answer per mail. CRASH_MAILS=n sets the mails per crash point
+// (default 3).
+func TestCrashChannelReplies(t *testing.T) {
+	perPoint := 3
+	if n, err := strconv.Atoi(os.Getenv("CRASH_MAILS")); err == nil && n > 0 {
+		perPoint = n
+	}
+	start := time.Now()
+	d := emailtest.StartDovecot(t, emailtest.Options{User: emailBot}) // skips without dovecot, before the build
+	sink := emailtest.StartSink(t, nil)
+	bin := buildGateway(t)
+	model := startFakeModel(t, 5*time.Millisecond)
+	dir := t.TempDir()
+	sockDir, err := os.MkdirTemp("", "occ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	config := filepath.Join(dir, "openclaw.json")
+	if err := os.WriteFile(config, []byte(emailGatewayConfig(model.url, filepath.Join(dir, "workspace"), d, sink)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := &gw{t: t, bin: bin, state: filepath.Join(dir, "state"), config: config, socket: filepath.Join(sockDir, "gw.sock")}
+	dbPath := filepath.Join(g.state, "state.db")
+	cl := client.New(g.socket)
+	g.start("")
+	// The first run sets the IMAP cursor to UIDNEXT: mail appended before
+	// would never be answered.
+	waitLinked(t, cl, 30*time.Second)
+	defer func() {
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", g.logs())
+		}
+	}()
+
+	type mailRec struct {
+		id, marker, point string
+		uid               imap.UID
+	}
+	points := []string{"after-inbox", "after-end", "after-send"}
+	var mails []mailRec
+	for i := range perPoint * len(points) {
+		rec := mailRec{id: fmt.Sprintf("crash-%d@example.test", i), marker: fmt.Sprintf("turn-%d", i), point: points[i%len(points)]}
+		g.kill()
+		checkDB(t, dbPath)
+		g.start(rec.point) // this gateway kills itself at the crash point
+		exited := g.exited
+		// "turn-N " first on a line of its own: the fake model answers
+		// "answer to turn-N in five pieces.".
+		rec.uid = d.Append(inMail(emailOwner, fmt.Sprintf("Crash test %d", i), rec.id, rec.marker+" please"))
+		select {
+		case <-exited:
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%s: the gateway did not reach the crash point %s\n%s", rec.id, rec.point, g.logs())
+		}
+		checkDB(t, dbPath)
+		g.start("")
+		waitReply(t, sink, emailOwner, rec.id, 60*time.Second)
+		waitOutboxEmpty(t, cl, 30*time.Second)
+		// Handled: \Seen. An inbox item handled again at start is acked
+		// before the adapter has connected; the Ack must still reach the
+		// server once it has.
+		waitSeen(t, d, rec.uid, 30*time.Second)
+		mails = append(mails, rec)
+	}
+	g.kill()
+	checkDB(t, dbPath)
+
+	// The sink: one distinct reply per mail; the physical copies.
+	var recs []turnRec
+	for _, rec := range mails {
+		rs := repliesTo(sentTo(t, sink, emailOwner), rec.id)
+		ids := map[string]int{}
+		for _, r := range rs {
+			ids[r.MessageID]++
+			if !strings.Contains(r.Body, "to "+rec.marker+" in") || r.Subject != fmt.Sprintf("Re: Crash test %s", strings.TrimPrefix(rec.marker, "turn-")) {
+				t.Errorf("%s (%s): the reply is not this mail's: %+v", rec.id, rec.point, r)
+			}
+		}
+		want := 1
+		if rec.point == "after-send" {
+			want = 2 // sent, killed before marked, sent again: same Message-ID
+		}
+		if len(ids) != 1 || len(rs) != want {
+			t.Errorf("%s (%s): %d copies with %d distinct Message-IDs %v; want %d copies of one", rec.id, rec.point, len(rs), len(ids), ids, want)
+		}
+		reply := ""
+		if len(rs) > 0 {
+			reply = rs[0].Body
+		}
+		recs = append(recs, turnRec{id: rec.marker, phase: rec.point, accepted: true, reply: reply})
+	}
+	if n := len(sink.Messages()); n != perPoint*(len(points)+1) {
+		t.Errorf("the sink holds %d messages, want %d (one reply per mail, one more per after-send kill)", n, perPoint*(len(points)+1))
+	}
+	// The store: one user entry and one answer per mail.
+	verifyStore(t, dbPath, recs)
+	t.Logf("channel crash test: %d mails, %d kills (%v) in %s", len(mails), len(mails), points, time.Since(start).Round(time.Millisecond))
+}
+
+// waitOutboxEmpty waits until no channel has a message waiting to be sent.
+func waitOutboxEmpty(t *testing.T, cl *client.Client, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		list, err := cl.Channels(context.Background())
+		pending := 0
+		for _, st := range list {
+			pending += st.OutboxPending + st.OutboxDead
+		}
+		if err == nil && pending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("outbox not empty after %s: %+v %v", timeout, list, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
