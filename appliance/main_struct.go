@@ -200,11 +200,11 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	gw, err := gateway.New(gateway.Config{
-		Channels: chans,
-		Records:  db,
-		Bindings: routingBindings(cfg.Bindings),
-		DMScope:  cfg.Session.DMScope,
-		Owners:   cfg.Commands.OwnerAllowFrom,
+		Channels:     chans,
+		Records:      db,
+		Bindings:     routingBindings(cfg.Bindings),
+		DMScope:      cfg.Session.DMScope,
+		Owners:       cfg.Commands.OwnerAllowFrom,
 		Agents:       ags,
 		DefaultAgent: cfg.DefaultAgentID(),
 		MainKey:      cfg.Session.MainKey,

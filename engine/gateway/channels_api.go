@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -175,7 +176,10 @@ func (g *Gateway) SendOutbound(req api.OutboundRequest) (*api.OutboundResult, er
 	c.outbox.wake()
 	res := &api.OutboundResult{OK: true, Queued: len(recs)}
 	for _, r := range recs {
-		res.Keys = append(res.Keys, r.Key)
+		var it outboxItem
+		if err := json.Unmarshal(r.Value, &it); err == nil {
+			res.Keys = append(res.Keys, it.Out.IdempotencyKey)
+		}
 	}
 	return res, nil
 }

@@ -450,7 +450,9 @@ func TestChannelReplyMediaConfined(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.wa.deliver(t, dm(owner, "M1", "send me the files"))
-	h.wa.waitFor(t, func(sent []channel.Outbound) bool { return strings.Contains(chatText(sent, "15551234567@s.whatsapp.net"), "a.png") })
+	h.wa.waitFor(t, func(sent []channel.Outbound) bool {
+		return strings.Contains(chatText(sent, "15551234567@s.whatsapp.net"), "a.png")
+	})
 	text := chatText(h.wa.waitSent(t, 1), "15551234567@s.whatsapp.net")
 	if strings.Contains(text, "secret") || strings.Contains(text, "link.db") {
 		t.Fatalf("a file outside the workspace was attached:\n%s", text)
