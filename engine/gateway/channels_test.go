@@ -507,3 +507,81 @@ func TestChannelDroppedLeavesNothing(t *testing.T) {
 		t.Fatalf("%d records for a dropped message", n)
 	}
 }
+
+// ackingAdapter is a fakeAdapter whose platform wants to hear when a
+// message was handled (email's \Seen), and whose link is down for the
+// first acks.
+type ackingAdapter struct {
+	*fakeAdapter
+	down  int
+	acked chan string
+}
+
+func (a *ackingAdapter) Ack(_ context.Context, m engine.Inbound) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.down > 0 {
+		a.down--
+		return channel.ErrNotConnected
+	}
+	a.acked <- m.MessageID
+	return nil
+}
+
+// TestChannelAckAfterHandledRetried: the platform is told once the reply
+// is queued; a link that is down for the ack is retried, and the inbox
+// item stays until the ack went through.
+func TestChannelAckAfterHandledRetried(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	a := &ackingAdapter{fakeAdapter: newFakeAdapter("email"), down: 2, acked: make(chan string, 4)}
+	owners := []string{"email:ann@example.test"}
+	g, err := New(Config{
+		Agents:   []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5}},
+		Sessions: session.NewManager(db, session.Config{DailyResetHour: new(-1)}),
+		Tools:    tool.NewRegistry(fs.Tools(fs.Config{})...),
+		Models:   fakeModels{m: &fakeModel{}},
+		Records:  db,
+		Owners:   owners,
+		Channels: []ChannelAccount{{Adapter: a, Policy: &access.Policy{Channel: "email", Owners: owners}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := g.StartChannels(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer g.StopChannels()
+	a.deliver(t, engine.Inbound{Channel: "email", ChatType: engine.ChatDirect, ChatID: "ann@example.test", SenderID: "ann@example.test", MessageID: "<m1@example.test>", Text: "hello"})
+	a.waitSent(t, 1)
+	select {
+	case id := <-a.acked:
+		if id != "<m1@example.test>" {
+			t.Fatalf("acked %q", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("never acked")
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		n := 0
+		_ = db.ViewRecords(func(tx engine.RecordTx) error {
+			return tx.ForEach(bucketInbox, "", func(string, []byte) error { n++; return nil })
+		})
+		if n == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d inbox items left after the ack", n)
+		}
+	}
+}
