@@ -155,37 +155,7 @@ func (g *imGateway) waitSendTo(target any, n int) map[string]any {
 // request so far.
 func (g *imGateway) userMessages() []string {
 	g.t.Helper()
-	var out []string
-	for _, raw := range g.model.Requests() {
-		var req struct {
-			Messages []struct {
-				Role    string          `json:"role"`
-				Content json.RawMessage `json:"content"`
-			} `json:"messages"`
-		}
-		if err := json.Unmarshal(raw, &req); err != nil {
-			g.t.Fatal(err)
-		}
-		last := ""
-		for _, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			var s string
-			if json.Unmarshal(m.Content, &s) != nil {
-				var parts []struct {
-					Text string `json:"text"`
-				}
-				_ = json.Unmarshal(m.Content, &parts)
-				for _, p := range parts {
-					s += p.Text
-				}
-			}
-			last = s
-		}
-		out = append(out, last)
-	}
-	return out
+	return lastUserTexts(g.t, g.model.Requests())
 }
 
 // cli runs the real openclaw CLI against the gateway and returns stdout.
