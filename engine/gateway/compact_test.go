@@ -55,7 +55,6 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 	})
 	h.g.agents["main"].Compaction.FlushEnabled = true
 	text := "Lily found a small red ball under the old oak tree in the garden, and she wondered who had lost it there. She asked her mother and her brother, but nobody knew."
-	var replies []string
 	for i := range 12 {
 		res, evs, err := h.send(t, text)
 		if err != nil {
@@ -69,7 +68,6 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 				t.Fatalf("turn %d: the flush reached the user: %+v", i+1, ev)
 			}
 		}
-		replies = append(replies, res.Reply)
 	}
 	e, _, err := h.sessions.Get("main", "agent:main:main")
 	if err != nil {

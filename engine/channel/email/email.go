@@ -388,9 +388,8 @@ type Adapter struct {
 	acks      []*ackReq
 	wake      chan struct{} // cap 1: Ack wakes the run loop
 	connSem   chan struct{} // cap 1: held by whoever sends IMAP commands (not during Deliver)
-	closedErr error
-	unauth    int    // unauthenticated mail skipped since New
-	unauthWhy string // why the last one was
+	unauth    int           // unauthenticated mail skipped since New
+	unauthWhy string        // why the last one was
 }
 
 var (
