@@ -38,6 +38,9 @@ type Request struct {
 	ChatID     string    `json:"chatId"`
 	CreatedAt  time.Time `json:"createdAt"`
 	ExpiresAt  time.Time `json:"expiresAt"`
+	// Told: the sender was sent the code (MarkTold). A request whose
+	// reply a crash cut off is told at the sender's next message.
+	Told bool `json:"told,omitempty"`
 }
 
 // Approved is a sender approved by pairing.
@@ -145,6 +148,25 @@ func (p *Pairing) Request(ch, account, sender, name, chatID string) (Request, bo
 		return Request{}, false, fmt.Errorf("pairing request on %s/%s: %w", ch, account, err)
 	}
 	return out, created, nil
+}
+
+// MarkTold records that the sender of the pending request with code on
+// ch/account was sent their code; a request already gone is no error.
+func (p *Pairing) MarkTold(ch, account, code string) error {
+	err := p.db.UpdateRecords(func(tx engine.RecordTx) error {
+		var r Request
+		key := pendingPrefix(ch, account) + code
+		found, err := tx.Get(Bucket, key, &r)
+		if err != nil || !found {
+			return err
+		}
+		r.Told = true
+		return tx.Put(Bucket, key, r)
+	})
+	if err != nil {
+		return fmt.Errorf("pairing request on %s/%s: %w", ch, account, err)
+	}
+	return nil
 }
 
 // List returns the unexpired pending requests of channel ch ("" = all),

@@ -27,10 +27,16 @@ func TestPairing(t *testing.T) {
 	if len(r1.Code) != access.CodeLength || strings.Trim(r1.Code, access.CodeAlphabet) != "" {
 		t.Fatalf("code %q", r1.Code)
 	}
+	if r1.Told {
+		t.Fatal("a new request is told already")
+	}
+	if err := p.MarkTold("whatsapp", "default", r1.Code); err != nil {
+		t.Fatal(err)
+	}
 	// The same sender again: the same code, no second reply.
 	again, created, err := p.Request("whatsapp", "default", "+1 555 000 0001", "Bob", "x")
-	if err != nil || created || again.Code != r1.Code {
-		t.Fatalf("repeat: %v created=%v code %s vs %s", err, created, again.Code, r1.Code)
+	if err != nil || created || again.Code != r1.Code || !again.Told {
+		t.Fatalf("repeat: %v created=%v told=%v code %s vs %s", err, created, again.Told, again.Code, r1.Code)
 	}
 	for i := 2; i <= 3; i++ {
 		if _, created, err := p.Request("whatsapp", "default", "+1555000000"+string(rune('0'+i)), "", "c"); err != nil || !created {

@@ -725,13 +725,21 @@ func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
 	if err != nil {
 		return err
 	}
-	if !created {
+	if !created && req.Told {
 		return nil // they have their code; nothing they write reaches the model
 	}
 	log.Info("new pairing request", "sender", m.SenderID, "code", req.Code)
 	text := fmt.Sprintf("Hi! This assistant only talks to people its owner has approved. Your pairing code is %s (valid for 1 hour). Ask the owner to run: openclaw pairing approve %s %s", req.Code, m.Channel, req.Code)
 	if err := c.send(ca, m, text, false); err != nil {
 		return err
+	}
+	// Queued, then marked: a crash in between tells the sender twice
+	// rather than never.
+	if err := c.pairing.MarkTold(m.Channel, m.Account, req.Code); err != nil {
+		return err
+	}
+	if !created {
+		return nil // the owner heard of it when it was made
 	}
 	// Escaped: a name is the sender's to choose (bidi overrides,
 	// zero-width characters, "already approved by security").

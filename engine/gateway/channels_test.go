@@ -585,3 +585,27 @@ func TestChannelAckAfterHandledRetried(t *testing.T) {
 		}
 	}
 }
+
+// TestChannelPairingCodeToldAfterCrash: a request recorded whose code
+// reply a crash cut off is told at the sender's next message.
+func TestChannelPairingCodeToldAfterCrash(t *testing.T) {
+	h := newChanHarness(t, "", channel.Common{})
+	stranger := "+15550007777"
+	// The state a crash between recording the request and queueing its
+	// reply leaves.
+	req, created, err := h.g.ch.pairing.Request("whatsapp", "default", stranger, "", "15550007777@s.whatsapp.net")
+	if err != nil || !created {
+		t.Fatal(err)
+	}
+	h.wa.deliver(t, dm(stranger, "P1", "hello?"))
+	h.wa.waitFor(t, func(sent []channel.Outbound) bool {
+		return strings.Contains(chatText(sent, "15550007777@s.whatsapp.net"), req.Code)
+	})
+	// Told now: the next message gets nothing.
+	n := len(h.wa.waitSent(t, 1))
+	h.wa.deliver(t, dm(stranger, "P2", "hello??"))
+	time.Sleep(100 * time.Millisecond)
+	if got := len(h.wa.waitSent(t, 1)); got != n {
+		t.Fatalf("sent %d, want %d", got, n)
+	}
+}
