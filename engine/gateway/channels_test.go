@@ -602,6 +602,11 @@ func TestChannelPairingCodeToldAfterCrash(t *testing.T) {
 		return strings.Contains(chatText(sent, "15550007777@s.whatsapp.net"), req.Code)
 	})
 	// Told now: the next message gets nothing.
+	for deadline := time.Now().Add(5 * time.Second); h.g.ChannelStatuses()[0].OutboxPending > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("outbox not drained")
+		}
+	}
 	n := len(h.wa.waitSent(t, 1))
 	h.wa.deliver(t, dm(stranger, "P2", "hello??"))
 	time.Sleep(100 * time.Millisecond)
