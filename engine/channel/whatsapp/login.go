@@ -67,16 +67,7 @@ func (a *Adapter) Login(ctx context.Context, opts channel.LoginOptions, emit fun
 		return fmt.Errorf("whatsapp: already linked as %s; run `openclaw channels logout whatsapp` first", userID(*dev.ID))
 	}
 
-	setupDeviceProps()
-	v, src, verr := updateVersion(ctx, a.hc)
-	if verr != nil {
-		a.log.Warn("using the pinned WhatsApp Web version", "version", v.String(), "err", verr)
-	}
-	a.mu.Lock()
-	a.version = versionString(v, src)
-	a.mu.Unlock()
-
-	cli := whatsmeow.NewClient(dev, wlog)
+	cli := a.newClient(ctx, dev, wlog)
 	connected := make(chan struct{}, 1)
 	cli.AddEventHandler(func(evt any) {
 		if _, ok := evt.(*events.Connected); ok {

@@ -175,16 +175,7 @@ func (a *Adapter) dialConn(ctx context.Context, dev *store.Device, wlog slogLogg
 		}
 		return conn, nil, nil
 	}
-	setupDeviceProps()
-	v, src, verr := updateVersion(ctx, a.hc)
-	if verr != nil {
-		a.log.Warn("using the pinned WhatsApp Web version", "version", v.String(), "err", verr)
-	}
-	a.mu.Lock()
-	a.version = versionString(v, src)
-	a.mu.Unlock()
-
-	cli := whatsmeow.NewClient(dev, wlog)
+	cli := a.newClient(ctx, dev, wlog)
 	// Acknowledge a message only after the handler returned: when Deliver
 	// fails the handler reports failure, the message stays unacknowledged
 	// and the server sends it again after the next connect; the decrypted
@@ -456,4 +447,19 @@ func (l *liveness) describe(now time.Time) string {
 		fmt.Fprintf(&b, "; watchdog reconnects %d", l.forced)
 	}
 	return b.String()
+}
+
+// newClient announces the current WhatsApp Web version (fetched, else the
+// pinned one) and returns a whatsmeow client of dev: login and connect
+// start the same way.
+func (a *Adapter) newClient(ctx context.Context, dev *store.Device, wlog slogLogger) *whatsmeow.Client {
+	setupDeviceProps()
+	v, src, verr := updateVersion(ctx, a.hc)
+	if verr != nil {
+		a.log.Warn("using the pinned WhatsApp Web version", "version", v.String(), "err", verr)
+	}
+	a.mu.Lock()
+	a.version = versionString(v, src)
+	a.mu.Unlock()
+	return whatsmeow.NewClient(dev, wlog)
 }
