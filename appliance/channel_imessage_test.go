@@ -372,11 +372,19 @@ func TestIMessageEndToEnd(t *testing.T) {
 
 	t.Run("channels list and message send", func(t *testing.T) {
 		g.t = t
+		// The last reply was seen by imsg, but its outbox item is marked
+		// sent just after the send returns: poll until it settles.
 		var im *api.ChannelStatus
-		list := g.channelsList()
-		for i := range list {
-			if list[i].Channel == "imessage" {
-				im = &list[i]
+		var list []api.ChannelStatus
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			im, list = nil, g.channelsList()
+			for i := range list {
+				if list[i].Channel == "imessage" {
+					im = &list[i]
+				}
+			}
+			if im == nil || im.OutboxPending == 0 || time.Now().After(deadline) {
+				break
 			}
 		}
 		if im == nil || len(list) != 1 {
