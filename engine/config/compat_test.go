@@ -92,7 +92,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 		"agents.defaults.models", "agents.defaults.heartbeat", "agents.defaults.maxConcurrent",
 		"agents.defaults.subagents", "agents.defaults.compaction.mode", "agents.list[0].identity",
 		"tools.web", "messages.ackReactionScope", "commands.native", "commands.nativeSkills", "hooks", "skills", "plugins", "session.scope",
-		"gateway.port", "gateway.mode", "gateway.bind", "gateway.controlUi", "gateway.auth", "gateway.tailscale",
+		"gateway.mode", "gateway.controlUi", "gateway.auth", "gateway.tailscale",
 	}
 	slices.Sort(got)
 	slices.Sort(want)
@@ -116,7 +116,7 @@ func TestUnknownKeysStayErrors(t *testing.T) {
 		name, config, want string
 	}{
 		{"typoOfOurs", `{ gateway: { sockett: '/run/x.sock' } }`, `gateway.sockett: unknown key (did you mean "socket"?)`},
-		{"inNeitherSchema", `{ gateway: { frobnicate: 1 } }`, `gateway.frobnicate: unknown key (known keys: logLevel, socket)`},
+		{"inNeitherSchema", `{ gateway: { frobnicate: 1 } }`, `gateway.frobnicate: unknown key (known keys: bind, logLevel, port, socket)`},
 		{"topLevel", `{ agentz: {} }`, `agentz: unknown key (did you mean "agents"?)`},
 		{"openclawKeyElsewhere", `{ session: { heartbeat: {} } }`, `session.heartbeat: unknown key`},
 	} {

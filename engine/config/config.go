@@ -72,6 +72,8 @@ type Config struct {
 	Messages Messages           `json:"messages"`
 	Channels map[string]Channel `json:"channels"`
 	Gateway  Gateway            `json:"gateway"`
+	// Discovery: how the gateway announces itself on the LAN.
+	Discovery Discovery `json:"discovery"`
 
 	src      *source  // where the values came from, for line numbers; nil if built in code
 	baseDir  string   // directory relative paths resolve against; "" = working directory
@@ -383,7 +385,21 @@ type Channel struct {
 type Gateway struct {
 	Socket   string `json:"socket"`   // control API socket; "" = the gateway's default
 	LogLevel string `json:"logLevel"` // debug | info | warn | error
+	// Bind is OpenClaw's gateway.bind: "loopback" (127.0.0.1 and ::1
+	// only), "lan" (every address of the box), or one IP address. The
+	// TLS control API for paired devices listens there (DESIGN.md §9).
+	Bind string `json:"bind"`
+	Port int    `json:"port"` // OpenClaw's gateway.port: 18789
 }
+
+// Discovery is OpenClaw's discovery block: mDNS announcement of the
+// gateway's TLS API (_openclaw-gw._tcp).
+type Discovery struct {
+	MDNS *bool `json:"mdns"` // nil/true: announce when bound beyond loopback; false: never
+}
+
+// MDNSEnabled says whether the gateway announces itself over mDNS.
+func (d Discovery) MDNSEnabled() bool { return d.MDNS == nil || *d.MDNS }
 
 //go:embed defaults.json5
 var defaultsJSON5 []byte

@@ -192,7 +192,7 @@ func TestLoadFull(t *testing.T) {
 		}}},
 		{"email", c.Channels["email"].Extra, map[string]any{"password": "sk-ant-test"}},
 		{"cli kept", c.Channels["cli"].TextChunkLimit, 20000},
-		{"gateway", c.Gateway, Gateway{Socket: "/run/openclaw/gateway.sock", LogLevel: "debug"}},
+		{"gateway", c.Gateway, Gateway{Socket: "/run/openclaw/gateway.sock", LogLevel: "debug", Bind: "loopback", Port: 18789}},
 		{"models.local", c.Models.Local, LocalModels{Threads: 2, ContextSize: 8192, BatchSize: 256, MMap: &f,
 			KeepAlive: "-1", CacheBudgetMB: 1024, ModelsDir: "models"}},
 		{"localRunner", c.LocalRunner(), LocalRunner{Threads: 2, ContextSize: 8192, BatchSize: 256, MMap: false,
@@ -295,7 +295,7 @@ func TestBadConfigs(t *testing.T) {
 		{"tooDeep", strings.Repeat("[", 100),
 			`bad.json5:1: nested deeper than 64 levels`},
 		{"unknownTopLevel", "{ frobnicate: { backend: 'qmd' } }",
-			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, commands, gateway, messages, models, session, tools)`},
+			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, commands, discovery, gateway, messages, models, session, tools)`},
 		{"typo", "{\n  agents: {\n    defualts: { maxTurns: 3 },\n  },\n}",
 			`bad.json5:3: agents.defualts: unknown key (did you mean "defaults"?)`},
 		{"typoDeep", "{ tools: { exec: { safebins: ['ls'] } } }",
@@ -473,7 +473,7 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:2: agents.defualts: unknown key (did you mean "defaults"?)` + "\n" +
 				`bad.json5:3: tools.exec.ask: "never" is not one of off, on-miss, always` + "\n" +
 				`bad.json5:4: session.reset.atHour: must not be negative, got -1` + "\n" +
-				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, commands, gateway, messages, models, session, tools)`},
+				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, commands, discovery, gateway, messages, models, session, tools)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CONFIG_TEST_EMPTY", "")

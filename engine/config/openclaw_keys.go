@@ -23,7 +23,7 @@ var openclawKeys = map[reflect.Type][]string{
 		"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
 		"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
 		"audio", "approvals", "web", "cron", "hooks",
-		"discovery", "canvasHost", "talk", "vault", "memory", "$schema",
+		"canvasHost", "talk", "vault", "memory", "$schema",
 	},
 	reflect.TypeFor[AgentDefaults](): {
 		"imageModel", "imageGenerationModel", "pdfModel", "pdfMaxBytesMb", "pdfMaxPages",
@@ -81,7 +81,7 @@ var openclawKeys = map[reflect.Type][]string{
 	},
 	reflect.TypeFor[GroupChat](): {"historyLimit"},
 	reflect.TypeFor[Gateway](): {
-		"port", "mode", "bind", "customBindHost", "controlUi", "auth", "tailscale",
+		"mode", "customBindHost", "controlUi", "auth", "tailscale",
 		"remote", "reload", "tls", "http", "nodes", "trustedProxies",
 		"channelHealthCheckMinutes", "push",
 	},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -71,6 +72,12 @@ func (c *Config) validate() []*Error {
 		v.enum(keyPath(p, "chunkMode"), ch.ChunkMode, chunkModes, true)
 	}
 	v.enum("gateway.logLevel", c.Gateway.LogLevel, logLevels, false)
+	if b := c.Gateway.Bind; b != "loopback" && b != "lan" && net.ParseIP(b) == nil {
+		v.fail("gateway.bind", "%q: want \"loopback\", \"lan\" or an IP address of this machine", b)
+	}
+	if p := c.Gateway.Port; p < 1 || p > 65535 {
+		v.fail("gateway.port", "%d: want a TCP port, 1 to 65535 (OpenClaw's default is 18789)", p)
+	}
 	for i, o := range c.Commands.OwnerAllowFrom {
 		ch, id, ok := strings.Cut(o, ":")
 		switch {
