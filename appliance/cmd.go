@@ -55,7 +55,7 @@ Under systemd (Type=notify) READY=1 is sent once the control API listens.`,
 	run.Flags().StringVar(&m.Socket, "socket", "", "control API socket (default <state-dir>/gateway.sock)")
 	// Local models run in openclaw-runner, a binary of its own (see
 	// appliance/runner): the gateway never links llama.cpp.
-	root.AddCommand(run, sandboxCmd(), &cobra.Command{
+	root.AddCommand(run, sandboxCmd(), pairCodeCmd(), idCmd(), &cobra.Command{
 		Use:   "version",
 		Short: "Print the gateway version",
 		Args:  cobra.NoArgs,

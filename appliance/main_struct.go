@@ -85,6 +85,21 @@ func (m *Main) resolvePaths() error {
 	return nil
 }
 
+// resolveSocket picks the control socket: --socket, else gateway.socket,
+// else $RUNTIME_DIRECTORY/gateway.sock (systemd), else <state>/gateway.sock.
+func (m *Main) resolveSocket(cfg *config.Config) {
+	if m.Socket == "" {
+		m.Socket = cfg.Gateway.Socket
+	}
+	if rd := os.Getenv("RUNTIME_DIRECTORY"); m.Socket == "" && rd != "" {
+		// systemd's RuntimeDirectory= (several are ':'-separated: the first).
+		m.Socket = filepath.Join(strings.SplitN(rd, ":", 2)[0], "gateway.sock")
+	}
+	if m.Socket == "" {
+		m.Socket = filepath.Join(m.StateDir, "gateway.sock")
+	}
+}
+
 // Run runs the gateway until ctx ends.
 func (m *Main) Run(ctx context.Context) error {
 	if m.Stderr == nil {
@@ -102,16 +117,7 @@ func (m *Main) Run(ctx context.Context) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn("config: " + w.Error())
 	}
-	if m.Socket == "" {
-		m.Socket = cfg.Gateway.Socket
-	}
-	if rd := os.Getenv("RUNTIME_DIRECTORY"); m.Socket == "" && rd != "" {
-		// systemd's RuntimeDirectory= (several are ':'-separated: the first).
-		m.Socket = filepath.Join(strings.SplitN(rd, ":", 2)[0], "gateway.sock")
-	}
-	if m.Socket == "" {
-		m.Socket = filepath.Join(m.StateDir, "gateway.sock")
-	}
+	m.resolveSocket(cfg)
 	if err := os.MkdirAll(m.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)
 	}
@@ -199,6 +205,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var lanSide *lanAPI // set once the LAN API is up; read by status
 	gw, err := gateway.New(gateway.Config{
 		Channels:     chans,
 		Records:      db,
@@ -213,6 +220,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Models:       resolver,
 		Status: func(st *api.Status) {
 			sandboxStatus(sb, st)
+			if lanSide != nil {
+				lanSide.Status(st)
+			}
 			for _, l := range pool.Loaded() {
 				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
 			}
@@ -257,6 +267,17 @@ func (m *Main) Run(ctx context.Context) error {
 	mux.Handle(api.PathModels, modelsAPI)
 	mux.Handle(api.PathModels+"/", modelsAPI)
 	mux.Handle("/", gw.Handler())
+	// The TLS API for paired devices serves this same mux (through the
+	// device check); the socket also makes pairing codes and manages devices.
+	lanSide, err = newLAN(cfg, m.StateDir, db, log)
+	if err != nil {
+		return err
+	}
+	for _, p := range []string{api.PathPairCode, api.PathDevices, api.PathDeviceRevoke, api.PathDeviceRename, api.PathWhoAmI} {
+		mux.Handle(p, lanSide.srv.LocalHandler())
+	}
+	lanCtx, stopLAN := context.WithCancel(context.Background())
+	defer stopLAN()
 	// Requests (a model pull) end when the gateway stops; a cut pull
 	// resumes from its .part file next time.
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
@@ -267,6 +288,9 @@ func (m *Main) Run(ctx context.Context) error {
 	serving.Store(true)
 	go func() { served <- srv.Serve(ln); serving.Store(false) }()
 	defer os.Remove(m.Socket)
+
+	lanSide.listen(lanCtx, cfg, mux, log, baseCtx)
+	defer func() { _ = lanSide.http.Close() }() // after an early return; Shutdown below is the orderly way
 
 	// Channels after the API: a message that arrives now is answered by a
 	// gateway that can already be asked about it.
@@ -311,6 +335,10 @@ func (m *Main) Run(ctx context.Context) error {
 	gw.StopChannels()
 	if err := gw.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown are left to the next start", "err", err)
+	}
+	stopLAN()
+	if err := lanSide.shutdown(shutdown); err != nil {
+		log.Warn("LAN requests still running at shutdown were cut", "err", err)
 	}
 	if err := srv.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown were cut", "err", err)

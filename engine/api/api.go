@@ -214,6 +214,19 @@ type Status struct {
 	SandboxActive bool   `json:"sandboxActive"`
 	// Channels are the configured channel accounts and their links.
 	Channels []ChannelStatus `json:"channels,omitempty"`
+	// LAN is the TLS API for paired devices (gateway.bind/port).
+	LAN *LANStatus `json:"lan,omitempty"`
+}
+
+// LANStatus describes the TLS listener for paired devices.
+type LANStatus struct {
+	GatewayID string   `json:"gatewayId"` // the gateway's device id
+	Name      string   `json:"name"`      // the box's name (mDNS instance)
+	Bind      string   `json:"bind"`      // gateway.bind
+	Addrs     []string `json:"addrs,omitempty"`
+	Error     string   `json:"error,omitempty"` // why it is not listening
+	MDNS      bool     `json:"mdns"`            // announced over mDNS
+	Devices   int      `json:"devices"`         // paired devices
 }
 
 // Runner is a loaded local model.

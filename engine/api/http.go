@@ -12,7 +12,7 @@ func (e *Error) HTTPStatus() int {
 		return http.StatusBadRequest
 	case CodeNotFound:
 		return http.StatusNotFound
-	case CodeForbidden:
+	case CodeForbidden, CodeNotPaired, CodePairFailed, CodePairLocked, CodeNoCode:
 		return http.StatusForbidden
 	case CodeModelFailed:
 		return http.StatusBadGateway

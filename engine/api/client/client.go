@@ -71,7 +71,8 @@ func DefaultSocket() string {
 // Client talks to one gateway over its Unix socket. It is safe for
 // concurrent use; Send may run while other calls (an /approve) are made.
 type Client struct {
-	socket string
+	socket string // the Unix socket, or host:port for a remote gateway
+	remote bool   // over TLS (NewTLS)
 	http   *http.Client
 }
 
@@ -100,6 +101,7 @@ func (c *Client) Socket() string { return c.socket }
 // after the request was sent.
 type dialError struct {
 	socket string
+	remote bool
 	err    error
 }
 
@@ -109,10 +111,14 @@ func (e *dialError) Unwrap() error { return e.err }
 // downError is what a caller sees when the gateway is not running.
 type downError struct {
 	socket string
+	remote bool
 	err    error // the dial error, for %+v and errors.Is
 }
 
 func (e *downError) Error() string {
+	if e.remote {
+		return fmt.Sprintf("%v at %s: is it running, with gateway.bind set to \"lan\" (or this address), and is the address right? (%v)", ErrGatewayDown, e.socket, e.err)
+	}
 	return fmt.Sprintf("%v at %s: is it running? Start it with `openclaw-gateway run` (or `make run`)", ErrGatewayDown, e.socket)
 }
 
@@ -120,6 +126,9 @@ func (e *downError) Unwrap() []error { return []error{ErrGatewayDown, e.err} }
 
 // connectError classifies a dial failure.
 func connectError(de *dialError) error {
+	if de.remote {
+		return remoteConnectError(de)
+	}
 	switch {
 	case errors.Is(de.err, syscall.ENOENT), errors.Is(de.err, syscall.ECONNREFUSED),
 		errors.Is(de.err, syscall.ENOTSOCK), errors.Is(de.err, syscall.ENOTDIR):

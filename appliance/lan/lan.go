@@ -1,0 +1,589 @@
+// Package lan is the gateway's control API for the LAN (DESIGN.md §9,
+// §10): a TLS listener with the gateway's own identity that serves the same
+// handlers as the Unix socket, to paired devices only; the pairing that
+// makes a device paired (a code shown on the box, a CPace exchange bound to
+// both TLS identities: engine/api/pair); and the record of paired devices
+// (name, key, role, createdAt, lastSeen) with revocation that takes effect
+// at once, on open connections too.
+//
+// Choices where the spec was silent (Syncthing's and Tailscale's habits):
+//   - Mutual TLS 1.3 with self-signed Ed25519 certificates; neither end
+//     uses a CA. The gateway asks every client for a certificate and lets
+//     any through the handshake; what it may do is decided per request by
+//     the key it showed: an unknown key reaches only the two pairing
+//     endpoints, a revoked one nothing.
+//   - Codes live in memory (a restart forgets them); one is active at a
+//     time, made anew by `openclaw-gateway pair-code`, single use, 10
+//     minutes, and locked after 5 exchanges that did not complete: every
+//     CPace exchange is one guess an attacker can test, so every exchange
+//     counts until one is confirmed.
+//   - Roles: operator (everything the local CLI can do) and viewer (GET
+//     only). Pairing makes an operator; the local CLI can change that later.
+//   - lastSeen is written at most every 5 minutes per device.
+package lan
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/pair"
+)
+
+// Limits of pairing.
+const (
+	CodeTTL      = 10 * time.Minute
+	MaxTries     = 5
+	sessionTTL   = 30 * time.Second
+	maxSessions  = 8
+	seenInterval = 5 * time.Minute
+	maxNameLen   = 64
+)
+
+// bucket holds the paired devices, keyed by fingerprint (hex).
+const bucket = "devices"
+
+// Config is what the LAN API needs.
+type Config struct {
+	Identity *pair.Identity
+	Name     string         // the box's name, shown to devices
+	Records  engine.Records // where paired devices are kept
+	Log      *slog.Logger
+	Now      func() time.Time // nil: time.Now
+}
+
+// Server is the LAN API's state: devices, the active code, pairings in
+// progress and the open connections of each device.
+type Server struct {
+	cfg Config
+
+	mu       sync.Mutex
+	devices  map[pair.Fingerprint]*api.Device
+	seen     map[pair.Fingerprint]time.Time // last lastSeen write
+	code     *codeState
+	sessions map[string]*session
+	conns    map[pair.Fingerprint]map[net.Conn]struct{}
+}
+
+type codeState struct {
+	code    string
+	expires time.Time
+	tries   int
+}
+
+type session struct {
+	st      *pair.GatewayState
+	device  pair.Fingerprint
+	name    string
+	expires time.Time
+}
+
+// New loads the paired devices.
+func New(cfg Config) (*Server, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	s := &Server{
+		cfg: cfg, devices: map[pair.Fingerprint]*api.Device{}, seen: map[pair.Fingerprint]time.Time{},
+		sessions: map[string]*session{}, conns: map[pair.Fingerprint]map[net.Conn]struct{}{},
+	}
+	err := cfg.Records.ViewRecords(func(tx engine.RecordTx) error {
+		return tx.ForEach(bucket, "", func(key string, raw []byte) error {
+			var d api.Device
+			if err := json.Unmarshal(raw, &d); err != nil {
+				return fmt.Errorf("device %s: %w", key, err)
+			}
+			fp, err := pair.ParseFingerprint(key)
+			if err != nil {
+				return err
+			}
+			s.devices[fp] = &d
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read paired devices: %w", err)
+	}
+	return s, nil
+}
+
+// Devices returns the paired devices, oldest first.
+func (s *Server) Devices() []api.Device {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]api.Device, 0, len(s.devices))
+	for fp, d := range s.devices {
+		c := *d
+		c.Connected = len(s.conns[fp]) > 0
+		out = append(out, c)
+	}
+	sortDevices(out)
+	return out
+}
+
+func sortDevices(ds []api.Device) {
+	for i := 1; i < len(ds); i++ {
+		for j := i; j > 0 && ds[j].CreatedAt.Before(ds[j-1].CreatedAt); j-- {
+			ds[j], ds[j-1] = ds[j-1], ds[j]
+		}
+	}
+}
+
+// NewCode makes a new pairing code, replacing the active one.
+func (s *Server) NewCode() (api.PairCode, error) {
+	c, err := pair.NewCode()
+	if err != nil {
+		return api.PairCode{}, err
+	}
+	return s.SetCode(c)
+}
+
+// SetCode makes code (e.g. one preseeded on the boot partition) the active
+// code for CodeTTL.
+func (s *Server) SetCode(code string) (api.PairCode, error) {
+	c, err := pair.NormalizeCode(code)
+	if err != nil {
+		return api.PairCode{}, err
+	}
+	exp := s.cfg.Now().Add(CodeTTL)
+	s.mu.Lock()
+	s.code = &codeState{code: c, expires: exp}
+	clear(s.sessions)
+	s.mu.Unlock()
+	return api.PairCode{Code: c, ExpiresAt: exp}, nil
+}
+
+// TLSConfig is the listener's: the gateway's identity, TLS 1.3, a client
+// certificate required (any: requests are authorized by its key).
+func (s *Server) TLSConfig() *tls.Config {
+	return &tls.Config{
+		Certificates: []tls.Certificate{s.cfg.Identity.Cert},
+		MinVersion:   tls.VersionTLS13,
+		ClientAuth:   tls.RequireAnyClientCert,
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if len(raw) == 0 {
+				return errors.New("a client certificate is required")
+			}
+			if _, err := x509.ParseCertificate(raw[0]); err != nil {
+				return fmt.Errorf("client certificate: %w", err)
+			}
+			return nil
+		},
+	}
+}
+
+type connKey struct{}
+
+// ConnContext is the http.Server's: it keeps the connection reachable
+// from its requests, so revocation can close it.
+func (s *Server) ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
+}
+
+// ConnState is the http.Server's: it forgets closed connections.
+func (s *Server) ConnState(c net.Conn, st http.ConnState) {
+	if st != http.StateClosed && st != http.StateHijacked {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for fp, set := range s.conns {
+		if _, ok := set[c]; ok {
+			delete(set, c)
+			if len(set) == 0 {
+				delete(s.conns, fp)
+			}
+			return
+		}
+	}
+}
+
+// Handler serves the TLS listener: the pairing endpoints to anyone who
+// completed the handshake, everything else (next, the control API) to
+// paired devices only, GETs only to viewers.
+func (s *Server) Handler(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.TLS == nil || len(r.TLS.PeerCertificates) == 0 {
+			api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: "a client certificate is required"})
+			return
+		}
+		fp := pair.Of(r.TLS.PeerCertificates[0])
+		switch r.URL.Path {
+		case api.PathPairStart:
+			s.pairStart(w, r, fp)
+			return
+		case api.PathPairFinish:
+			s.pairFinish(w, r, fp)
+			return
+		}
+		d, ok := s.admit(r, fp)
+		if !ok {
+			api.WriteError(w, &api.Error{Code: api.CodeNotPaired, Message: "this device is not paired with the gateway (or was revoked): pair it with `openclaw pair`"})
+			return
+		}
+		if d.Role != api.RoleOperator && r.Method != http.MethodGet && r.Method != http.MethodHead {
+			api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: fmt.Sprintf("device %q is a viewer: it may only read", d.Name)})
+			return
+		}
+		switch r.URL.Path {
+		case api.PathPairCode:
+			api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: "pairing codes are made on the box itself: run `openclaw-gateway pair-code` there"})
+			return
+		case api.PathWhoAmI:
+			api.WriteJSON(w, http.StatusOK, api.WhoAmI{Transport: "tls", Device: &d, GatewayName: s.cfg.Name, GatewayID: s.cfg.Identity.Fingerprint.ID()})
+			return
+		}
+		if s.serveDevices(w, r) {
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// LocalHandler serves what only the local socket may: making codes, and
+// the device endpoints (also open to operators over TLS).
+func (s *Server) LocalHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case api.PathPairCode:
+			if r.Method != http.MethodPost {
+				api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: "POST " + api.PathPairCode})
+				return
+			}
+			c, err := s.NewCode()
+			if err != nil {
+				api.WriteError(w, &api.Error{Code: api.CodeInternal, Message: err.Error()})
+				return
+			}
+			s.cfg.Log.Info("new pairing code made on the local socket", "expires", c.ExpiresAt.Format(time.RFC3339))
+			api.WriteJSON(w, http.StatusOK, c)
+		case api.PathWhoAmI:
+			api.WriteJSON(w, http.StatusOK, api.WhoAmI{Transport: "socket", GatewayName: s.cfg.Name, GatewayID: s.cfg.Identity.Fingerprint.ID()})
+		default:
+			if !s.serveDevices(w, r) {
+				http.NotFound(w, r)
+			}
+		}
+	})
+}
+
+// admit returns the paired device behind fp, tracks the request's
+// connection under it and refreshes lastSeen now and then.
+func (s *Server) admit(r *http.Request, fp pair.Fingerprint) (api.Device, bool) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	d, ok := s.devices[fp]
+	if !ok {
+		s.mu.Unlock()
+		return api.Device{}, false
+	}
+	if c, _ := r.Context().Value(connKey{}).(net.Conn); c != nil {
+		set := s.conns[fp]
+		if set == nil {
+			set = map[net.Conn]struct{}{}
+			s.conns[fp] = set
+		}
+		set[c] = struct{}{}
+	}
+	write := now.Sub(s.seen[fp]) >= seenInterval
+	if write {
+		s.seen[fp] = now
+		d.LastSeen = now
+	}
+	out := *d
+	s.mu.Unlock()
+	if write {
+		if err := s.put(fp, out); err != nil {
+			s.cfg.Log.Warn("could not record when a device was last seen", "device", out.ID, "err", err)
+		}
+	}
+	return out, true
+}
+
+func (s *Server) put(fp pair.Fingerprint, d api.Device) error {
+	return s.cfg.Records.UpdateRecords(func(tx engine.RecordTx) error {
+		var old api.Device
+		if ok, err := tx.Get(bucket, fp.String(), &old); err != nil || !ok {
+			return err // revoked meanwhile: do not bring it back
+		}
+		return tx.Put(bucket, fp.String(), d)
+	})
+}
+
+func (s *Server) pairStart(w http.ResponseWriter, r *http.Request, fp pair.Fingerprint) {
+	var req api.PairStart
+	if !decode(w, r, &req) {
+		return
+	}
+	b, err := pair.BindingOf(r.TLS, s.cfg.Identity.Fingerprint, false)
+	if err != nil {
+		api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: err.Error()})
+		return
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, ss := range s.sessions {
+		if now.After(ss.expires) {
+			delete(s.sessions, id)
+		}
+	}
+	c := s.code
+	switch {
+	case c == nil || now.After(c.expires):
+		api.WriteError(w, &api.Error{Code: api.CodeNoCode, Message: "no pairing code is active on the gateway: run `openclaw-gateway pair-code` on the box for one (codes last 10 minutes and work once)"})
+		return
+	case c.tries >= MaxTries:
+		api.WriteError(w, &api.Error{Code: api.CodePairLocked, Message: "this pairing code is locked after 5 wrong tries: make a new one with `openclaw-gateway pair-code` on the box"})
+		return
+	case len(s.sessions) >= maxSessions:
+		api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: "too many pairings in progress; try again in a minute"})
+		return
+	}
+	msgB, st, err := pair.Exchange(c.code, b, req.MsgA)
+	c.tries++ // every exchange is one guess, until one is confirmed
+	if err != nil {
+		s.cfg.Log.Warn("pairing attempt with a malformed message", "remote", r.RemoteAddr, "tries", c.tries)
+		api.WriteError(w, &api.Error{Code: api.CodePairFailed, Message: pair.ErrMismatch.Error()})
+		return
+	}
+	id := randomID()
+	s.sessions[id] = &session{st: st, device: fp, name: cleanName(req.Name, fp), expires: now.Add(sessionTTL)}
+	api.WriteJSON(w, http.StatusOK, api.PairReply{Session: id, MsgB: msgB})
+}
+
+func (s *Server) pairFinish(w http.ResponseWriter, r *http.Request, fp pair.Fingerprint) {
+	var req api.PairFinish
+	if !decode(w, r, &req) {
+		return
+	}
+	now := s.cfg.Now()
+	s.mu.Lock()
+	ss, ok := s.sessions[req.Session]
+	delete(s.sessions, req.Session)
+	if !ok || ss.device != fp || now.After(ss.expires) || s.code == nil {
+		s.mu.Unlock()
+		api.WriteError(w, &api.Error{Code: api.CodePairFailed, Message: "no such pairing in progress (it lasts 30 seconds): run `openclaw pair` again"})
+		return
+	}
+	confirm, err := ss.st.Check(req.Confirm)
+	if err != nil {
+		left := MaxTries - s.code.tries
+		s.mu.Unlock()
+		s.cfg.Log.Warn("pairing failed: wrong code or a relay in the middle", "remote", r.RemoteAddr, "tries_left", left)
+		api.WriteError(w, &api.Error{Code: api.CodePairFailed, Message: fmt.Sprintf("%v (%d tries left on this code)", pair.ErrMismatch, max(left, 0))})
+		return
+	}
+	s.code = nil // single use
+	clear(s.sessions)
+	d := api.Device{ID: fp.ID(), Name: ss.name, Fingerprint: fp.String(), Role: api.RoleOperator, CreatedAt: now, LastSeen: now}
+	if old, ok := s.devices[fp]; ok {
+		d.CreatedAt, d.Role = old.CreatedAt, old.Role
+	}
+	s.mu.Unlock()
+	// Write before we tell the device it is paired.
+	err = s.cfg.Records.UpdateRecords(func(tx engine.RecordTx) error { return tx.Put(bucket, fp.String(), d) })
+	if err != nil {
+		api.WriteError(w, &api.Error{Code: api.CodeInternal, Message: "could not record the device: " + err.Error()})
+		return
+	}
+	s.mu.Lock()
+	s.devices[fp] = &d
+	s.seen[fp] = now
+	s.mu.Unlock()
+	s.cfg.Log.Info("device paired", "device", d.ID, "name", d.Name, "remote", r.RemoteAddr)
+	api.WriteJSON(w, http.StatusOK, api.PairDone{Confirm: confirm, Device: d, GatewayName: s.cfg.Name, GatewayID: s.cfg.Identity.Fingerprint.ID()})
+}
+
+// serveDevices serves the device endpoints; false when r is not one.
+func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request) bool {
+	switch r.URL.Path {
+	case api.PathDevices:
+		api.WriteJSON(w, http.StatusOK, s.Devices())
+	case api.PathDeviceRevoke, api.PathDeviceRename:
+		if r.Method != http.MethodPost {
+			api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: "POST " + r.URL.Path})
+			return true
+		}
+		var ref api.DeviceRef
+		if !decode(w, r, &ref) {
+			return true
+		}
+		var d api.Device
+		var err error
+		if r.URL.Path == api.PathDeviceRevoke {
+			d, err = s.Revoke(ref.ID)
+		} else {
+			d, err = s.Rename(ref.ID, ref.Name)
+		}
+		if err != nil {
+			var ae *api.Error
+			if !errors.As(err, &ae) {
+				ae = &api.Error{Code: api.CodeInternal, Message: err.Error()}
+			}
+			api.WriteError(w, ae)
+			return true
+		}
+		api.WriteJSON(w, http.StatusOK, d)
+	default:
+		return false
+	}
+	return true
+}
+
+// find resolves a device reference: its id (with or without dashes, any
+// case), a unique prefix of it, its fingerprint, or its exact name.
+func (s *Server) find(ref string) (pair.Fingerprint, *api.Device, error) {
+	norm := func(x string) string { return strings.ToUpper(strings.ReplaceAll(x, "-", "")) }
+	want := norm(strings.TrimSpace(ref))
+	if want == "" {
+		return pair.Fingerprint{}, nil, &api.Error{Code: api.CodeBadRequest, Message: "name a device by its id or name (see `openclaw devices list`)"}
+	}
+	var hits []pair.Fingerprint
+	for fp, d := range s.devices {
+		if norm(d.ID) == want || strings.EqualFold(fp.String(), ref) || d.Name == ref || (len(want) >= 4 && strings.HasPrefix(norm(d.ID), want)) {
+			hits = append(hits, fp)
+		}
+	}
+	switch len(hits) {
+	case 0:
+		return pair.Fingerprint{}, nil, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no paired device %q (see `openclaw devices list`)", ref)}
+	case 1:
+		return hits[0], s.devices[hits[0]], nil
+	}
+	return pair.Fingerprint{}, nil, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("%q matches %d devices: give more of the id", ref, len(hits))}
+}
+
+// Revoke forgets a device and closes its connections: it is refused from
+// this moment on.
+func (s *Server) Revoke(ref string) (api.Device, error) {
+	s.mu.Lock()
+	fp, d, err := s.find(ref)
+	s.mu.Unlock()
+	if err != nil {
+		return api.Device{}, err
+	}
+	if err := s.cfg.Records.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucket, fp.String()) }); err != nil {
+		return api.Device{}, fmt.Errorf("revoke %s: %w", d.ID, err)
+	}
+	s.mu.Lock()
+	out := *s.devices[fp]
+	delete(s.devices, fp)
+	delete(s.seen, fp)
+	conns := s.conns[fp]
+	delete(s.conns, fp)
+	s.mu.Unlock()
+	for c := range conns {
+		_ = c.Close() // already closing is fine: either way it is gone
+	}
+	s.cfg.Log.Info("device revoked", "device", out.ID, "name", out.Name, "connections_closed", len(conns))
+	return out, nil
+}
+
+// Rename gives a device a new name.
+func (s *Server) Rename(ref, name string) (api.Device, error) {
+	s.mu.Lock()
+	fp, d, err := s.find(ref)
+	if err != nil {
+		s.mu.Unlock()
+		return api.Device{}, err
+	}
+	n := cleanName(name, fp)
+	if strings.TrimSpace(name) == "" {
+		s.mu.Unlock()
+		return api.Device{}, &api.Error{Code: api.CodeBadRequest, Message: "the new name is empty"}
+	}
+	nd := *d
+	nd.Name = n
+	s.mu.Unlock()
+	if err := s.put(fp, nd); err != nil {
+		return api.Device{}, fmt.Errorf("rename %s: %w", nd.ID, err)
+	}
+	s.mu.Lock()
+	if cur, ok := s.devices[fp]; ok {
+		cur.Name = n
+	}
+	s.mu.Unlock()
+	return nd, nil
+}
+
+// SetRole sets a device's role (operator or viewer).
+func (s *Server) SetRole(ref, role string) error {
+	if role != api.RoleOperator && role != api.RoleViewer {
+		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("role %q: want operator or viewer", role)}
+	}
+	s.mu.Lock()
+	fp, d, err := s.find(ref)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	nd := *d
+	nd.Role = role
+	s.mu.Unlock()
+	if err := s.put(fp, nd); err != nil {
+		return fmt.Errorf("set the role of %s: %w", nd.ID, err)
+	}
+	s.mu.Lock()
+	if cur, ok := s.devices[fp]; ok {
+		cur.Role = role
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+// cleanName keeps a device's name printable and short; empty becomes
+// "device-<id prefix>".
+func cleanName(name string, fp pair.Fingerprint) string {
+	n := strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, strings.TrimSpace(name))
+	if r := []rune(n); len(r) > maxNameLen {
+		n = string(r[:maxNameLen])
+	}
+	if n == "" {
+		n = "device-" + fp.ID()[:4]
+	}
+	return n
+}
+
+func decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if r.Method != http.MethodPost {
+		api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: "POST " + r.URL.Path})
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 16<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: "request body: " + err.Error()})
+		return false
+	}
+	return true
+}
+
+func randomID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
+	return hex.EncodeToString(b)
+}
