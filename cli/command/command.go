@@ -134,6 +134,7 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	socket         string // --socket; "" = discoverSocket()
+	gateway        string // --gateway: a paired gateway over TLS
 	cl             *client.Client
 	now            func() time.Time
 }
@@ -169,6 +170,11 @@ exists, else the system service's /run/openclaw/gateway.sock when it exists.
 A socket owned by another user (not root, not the openclaw service) is
 refused.
 
+A gateway on another machine (a Raspberry Pi on the LAN) is reached over
+mutually authenticated TLS once this machine is paired with it
+(` + "`openclaw pair`" + `): pass --gateway NAME, or nothing when no local socket exists
+— the first gateway paired is the default.
+
 Exit codes: 0 ok, 1 error, 2 usage error.`,
 		Example: `  openclaw message send "what's on my calendar today?"
   openclaw chat
@@ -187,6 +193,8 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 	root.PersistentPreRunE = a.checkSocket // never talk to an impostor's socket
 	root.PersistentFlags().StringVar(&a.socket, "socket", "",
 		"gateway control socket (default $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock or /run/openclaw/gateway.sock, whichever exists)")
+	root.PersistentFlags().StringVar(&a.gateway, "gateway", os.Getenv("OPENCLAW_GATEWAY"),
+		"a paired gateway to talk to over TLS: its name, id or HOST:PORT (default $OPENCLAW_GATEWAY; without it and without a local socket, the first gateway paired)")
 
 	root.AddCommand(
 		group("message", "Send messages to the assistant", a.sendCmd()),
@@ -198,6 +206,8 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 		a.channelsCmd(),
 		a.pairingCmd(),
 		a.statusCmd(),
+		a.pairCmd(),
+		a.devicesCmd(),
 		a.doctorCmd(),
 		a.modelsCmd(),
 		group("config", "Check the gateway's config file", a.configValidateCmd()),

@@ -102,7 +102,7 @@ func (c ownerCheck) check(path string) error {
 }
 
 // offline are the top-level commands that never talk to the gateway.
-var offline = map[string]bool{"version": true, "config": true, "completion": true, "help": true}
+var offline = map[string]bool{"version": true, "config": true, "completion": true, "help": true, "pair": true}
 
 // checkSocket runs before every command that talks to the gateway.
 func (a *app) checkSocket(cmd *cobra.Command, _ []string) error {
@@ -113,5 +113,25 @@ func (a *app) checkSocket(cmd *cobra.Command, _ []string) error {
 	if !top.HasParent() || offline[top.Name()] {
 		return nil
 	}
+	if a.cl == nil && (a.gateway != "" || a.useDefaultGateway()) {
+		cl, err := remoteClient(a.gateway)
+		if err != nil {
+			return err
+		}
+		a.cl = cl
+		return nil
+	}
 	return osOwnerCheck.check(a.client().Socket())
+}
+
+// useDefaultGateway says whether to talk to the default paired gateway: no
+// socket was named (flag or environment) and none is found here.
+func (a *app) useDefaultGateway() bool {
+	if a.socket != "" || os.Getenv("OPENCLAW_SOCKET") != "" || os.Getenv("OPENCLAW_STATE_DIR") != "" {
+		return false
+	}
+	if isSocket(discoverSocket()) {
+		return false
+	}
+	return hasDefaultGateway()
 }
