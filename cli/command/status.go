@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -103,6 +104,18 @@ func (a *app) printStatus(st *api.Status) {
 		sock = a.client().Socket()
 	}
 	fmt.Fprintf(tw, "socket\t%s\n", sock)
+	if l := st.LAN; l != nil {
+		line := fmt.Sprintf("%s, gateway id %s, %d paired device(s)", strings.Join(l.Addrs, " "), l.GatewayID, l.Devices)
+		if l.Error != "" {
+			line = "not listening: " + l.Error
+		} else if l.MDNS {
+			line += ", announced over mDNS as " + l.Name
+		}
+		fmt.Fprintf(tw, "lan api\t%s\n", oneLine(api.EscapeControl(line)))
+	}
+	if a.client().Remote() {
+		fmt.Fprintf(tw, "connected\tover TLS to %s\n", a.client().Socket())
+	}
 	tw.Flush()
 }
 

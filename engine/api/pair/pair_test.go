@@ -129,3 +129,28 @@ func TestIdentity(t *testing.T) {
 		t.Errorf("a world-readable key was loaded: %v", err)
 	}
 }
+
+// FuzzExchange: whatever a network peer sends as a CPace message or a
+// confirmation is refused with an error, never a panic or a match.
+func FuzzExchange(f *testing.F) {
+	b := binding(1, 2, "ekm")
+	msgA, _, _ := Start("ABCD2345", b)
+	f.Add(msgA, []byte{})
+	f.Add([]byte{}, bytes.Repeat([]byte{1}, 32))
+	f.Fuzz(func(t *testing.T, msg, confirm []byte) {
+		msgB, gs, err := Exchange("ABCD2345", b, msg)
+		if err != nil {
+			return
+		}
+		if len(msgB) == 0 {
+			t.Fatal("empty msgB")
+		}
+		if _, err := gs.Check(confirm); err == nil {
+			t.Fatalf("a confirmation %x was accepted without the key", confirm)
+		}
+		_, ds, _ := Start("ABCD2345", b)
+		if _, _, err := ds.Finish(msg); err == nil && !bytes.Equal(msg, msgB) && len(msg) != 48 {
+			t.Fatalf("Finish accepted %x", msg)
+		}
+	})
+}
