@@ -236,6 +236,9 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 		}
 		d, ok := s.admit(r, fp)
 		if !ok {
+			// No keep-alive for strangers: the listener's connection slots
+			// are for paired devices.
+			w.Header().Set("Connection", "close")
 			api.WriteError(w, &api.Error{Code: api.CodeNotPaired, Message: "this device is not paired with the gateway (or was revoked): pair it with `openclaw pair`"})
 			return
 		}
