@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation clean
+.PHONY: all build build-pure run test test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation clean
 
 all: build
 
@@ -70,6 +70,15 @@ test: deps
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m $(WA_PKGS)
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m -run 'WhatsApp' ./appliance/
 	$(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
+
+## test-unit-filter: the exec sandbox's tests once under the hardening of
+## systemd/openclaw-gateway.service (its SystemCallFilter= included), applied by
+## systemd itself: the system manager where systemd is PID 1, else a private
+## systemd user manager in a private mount namespace (root). Fails when a test
+## fails or skips; then checks that plain @system-service does switch Landlock
+## off (the control). Not part of `make test`: needs root or systemd.
+test-unit-filter:
+	GO=$(GO) systemd/test-unit-filter.sh
 
 ## test-crash: crash safety with a real gateway process (pure build, crashpoints
 ## tag): 200 turns SIGKILLed in every phase (before the model call, mid-stream,

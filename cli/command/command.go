@@ -212,6 +212,7 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 		a.modelsCmd(),
 		group("config", "Check the gateway's config file", a.configValidateCmd()),
 		a.versionCmd(),
+		a.gatewayCmd(),
 	)
 	return root
 }

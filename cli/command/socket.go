@@ -102,7 +102,7 @@ func (c ownerCheck) check(path string) error {
 }
 
 // offline are the top-level commands that never talk to the gateway.
-var offline = map[string]bool{"version": true, "config": true, "completion": true, "help": true, "pair": true}
+var offline = map[string]bool{"version": true, "config": true, "completion": true, "help": true, "pair": true, "gateway": true}
 
 // checkSocket runs before every command that talks to the gateway.
 func (a *app) checkSocket(cmd *cobra.Command, _ []string) error {

@@ -57,6 +57,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -111,6 +112,11 @@ func detect() (int, string) {
 		return 0, runtime.GOOS + " has no Landlock"
 	}
 	v, err := ll.LandlockGetABIVersion()
+	if errors.Is(err, syscall.EPERM) {
+		// Not the kernel: a seccomp filter refuses the call (systemd's
+		// SystemCallFilter=@system-service names no landlock_* call).
+		return 0, "the landlock_* system calls are refused by a seccomp filter (systemd: add landlock_create_ruleset landlock_add_rule landlock_restrict_self to SystemCallFilter=)"
+	}
 	if err != nil || v < 1 {
 		return 0, "this kernel has no Landlock (Linux 5.13+ with landlock in the lsm= boot list)"
 	}
