@@ -13,13 +13,15 @@ BENCHTIME ?= 1s
 
 all: build
 
-## deps: the toolchain, modules, the headers the embedded llama.cpp needs, and
-## dovecot for the e-mail channel's tests (apt/brew; its system service is not left running)
+## deps: the toolchain, modules, the headers the embedded llama.cpp needs,
+## dovecot for the e-mail channel's tests (apt/brew; its system service is not
+## left running), and iproute2 for the LAN pairing test's network namespaces
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go is required: https://go.dev/dl/"; exit 1; }
 	@$(GO) mod download
 	@models/llamacpp/install-deps.sh
 	@engine/channel/email/emailtest/install-deps.sh
+	@appliance/lan/install-deps.sh
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo) and bin/openclaw
 # The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
