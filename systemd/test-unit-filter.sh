@@ -50,7 +50,10 @@ if [ "${1:-}" != "--inside" ]; then
 	chmod 755 "$bin"
 	echo "test-unit-filter: building the exec sandbox tests"
 	CGO_ENABLED=0 $GO test -c -o "$bin/sandbox.test" ./engine/tool/exec/sandbox/
-	export OPENCLAW_FILTER_TEST_BIN=$bin/sandbox.test
+	echo "test-unit-filter: building the gateway and the CLI"
+	CGO_ENABLED=0 $GO build -o "$bin/openclaw-gateway" ./appliance
+	CGO_ENABLED=0 $GO build -o "$bin/openclaw" ./cli
+	export OPENCLAW_FILTER_TEST_BIN=$bin/sandbox.test OPENCLAW_FILTER_BIN_DIR=$bin
 	if [ -d /run/systemd/system ]; then
 		exec "$0" --inside --system
 	fi
@@ -110,4 +113,22 @@ if ! grep -q -- '--- SKIP' <<<"$out"; then
 fi
 echo "test-unit-filter: control ok: with SystemCallFilter=@system-service alone, Landlock is refused and the tests skip:"
 grep -m1 -- 'lacks Landlock' <<<"$out" | sed 's/^ */  /'
-echo "test-unit-filter: PASS: the exec sandbox tests pass under the unit's filter and hardening"
+
+# The gateway itself under the whole unit: Type=notify (systemd-run returns
+# once READY=1 arrived), the watchdog, the filter and the hardening; its
+# state in a directory the unit may write (ProtectSystem=strict).
+state=$(mktemp -d /var/lib/openclaw-filter-state.XXXXXX)
+gwunit=openclaw-filter-gw-$$
+cleanup_gw() { systemctl "${scope[@]}" stop "$gwunit" >/dev/null 2>&1 || true; rm -rf "$state"; }
+trap 'cleanup_gw; kill ${manager:-} 2>/dev/null; wait ${manager:-} 2>/dev/null; rm -rf "${XDG_RUNTIME_DIR:-/nonexistent}"' EXIT
+start=$(date +%s%N)
+systemd-run "${scope[@]}" --quiet --unit="$gwunit" "${props[@]}" -p Type=notify -p NotifyAccess=main -p WatchdogSec=30s \
+	-p ReadWritePaths="$state" -p KillMode=mixed \
+	"$OPENCLAW_FILTER_BIN_DIR/openclaw-gateway" run --state-dir "$state" --socket "$state/gw.sock" ||
+	{ journalctl "${scope[@]}" -u "$gwunit" --no-pager 2>/dev/null | tail -20; die "the gateway did not reach READY under the unit"; }
+ready_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+st=$("$OPENCLAW_FILTER_BIN_DIR/openclaw" --socket "$state/gw.sock" status --json) || die "the gateway under the unit does not answer status"
+grep -q '"sandboxActive": true' <<<"$st" || { echo "$st"; die "the gateway under the unit runs exec without Landlock"; }
+sb=$(sed -n 's/.*"sandbox": "\([^"]*\)".*/\1/p' <<<"$st")
+echo "test-unit-filter: the gateway under the unit: READY=1 in ${ready_ms} ms (systemd-run start to active), status answers, exec sandbox: $sb"
+echo "test-unit-filter: PASS: the exec sandbox tests pass under the unit's filter and hardening, and the gateway runs under it"
