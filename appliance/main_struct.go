@@ -230,6 +230,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:          log,
 		StateWarning:    db.Degraded,
 		Allowlist:       allowlist{db},
+		Doctor:          doctorConfig(cfg, registry),
 	})
 	if err != nil {
 		return err

@@ -30,6 +30,7 @@
 //	commands.go      slash commands
 //	budget.go, compact.go  the context budget, memory flush and compaction
 //	idempotency.go   retried API sends attach to their first turn
+//	doctor.go        the self-checks (GET /v1/doctor, engine/doctor)
 package gateway
 
 import (
@@ -157,6 +158,9 @@ type Config struct {
 	DMScope  string
 	// Owners is commands.ownerAllowFrom.
 	Owners []string
+
+	// Doctor is what GET /v1/doctor needs from the wiring (doctor.go).
+	Doctor DoctorConfig
 }
 
 // Gateway runs turns. It is safe for concurrent use.

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/doctor"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/models/catalog"
+)
+
+// doctorConfig gives GET /v1/doctor what only the wiring knows: the local
+// model files (the registry's and those the config lists with a path) and
+// gateway.bind. The LAN listener's state is added where the TLS listener is
+// built.
+func doctorConfig(cfg *config.Config, registry *catalog.Registry) gateway.DoctorConfig {
+	return gateway.DoctorConfig{
+		Bind: cfg.Gateway.Bind,
+		Models: func() []doctor.ModelFile {
+			var out []doctor.ModelFile
+			for _, e := range registry.List() {
+				out = append(out, doctor.ModelFile{Name: e.Name, Path: e.Path})
+			}
+			for id, p := range cfg.Models.Providers {
+				if p.API != config.APILocal {
+					continue
+				}
+				for _, m := range p.Models {
+					if m.Path != "" {
+						out = append(out, doctor.ModelFile{Name: id + "/" + m.ID, Path: m.Path})
+					}
+				}
+			}
+			return out
+		},
+	}
+}
