@@ -31,6 +31,7 @@
 //	budget.go, compact.go  the context budget, memory flush and compaction
 //	idempotency.go   retried API sends attach to their first turn
 //	doctor.go        the self-checks (GET /v1/doctor, engine/doctor)
+//	logs.go          the log file's tail and follow (GET /v1/logs)
 package gateway
 
 import (
@@ -47,6 +48,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/logfile"
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/routing"
 	"github.com/openclaw-edge/edge/engine/session"
@@ -161,6 +163,9 @@ type Config struct {
 
 	// Doctor is what GET /v1/doctor needs from the wiring (doctor.go).
 	Doctor DoctorConfig
+	// Logs is the gateway's log file, served by GET /v1/logs (logs.go);
+	// nil: there is none.
+	Logs *logfile.File
 }
 
 // Gateway runs turns. It is safe for concurrent use.
