@@ -239,6 +239,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Allowlist:       allowlist{db},
 		Doctor:          doctorConfig(cfg, registry),
 		Logs:            logFile,
+		ConfigFile:      m.ConfigPath,
+		ConfigNewFile:   filepath.Join(m.StateDir, "openclaw.json"),
 	})
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@
 //	idempotency.go   retried API sends attach to their first turn
 //	doctor.go        the self-checks (GET /v1/doctor, engine/doctor)
 //	logs.go          the log file's tail and follow (GET /v1/logs)
+//	config_api.go    config get|set|validate on the gateway's own file
 package gateway
 
 import (
@@ -166,6 +167,10 @@ type Config struct {
 	// Logs is the gateway's log file, served by GET /v1/logs (logs.go);
 	// nil: there is none.
 	Logs *logfile.File
+	// ConfigFile is the config file the gateway loaded ("": the built-in
+	// defaults); ConfigNewFile is where `config set` creates one when
+	// there is none (config_api.go).
+	ConfigFile, ConfigNewFile string
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -197,6 +202,8 @@ type Gateway struct {
 	levels map[string]prompt.Level
 
 	ch *channels
+
+	conf configFile // the config endpoints' file (config_api.go)
 }
 
 // New checks cfg and returns a Gateway.
