@@ -113,7 +113,14 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("config rejected, nothing was started:\n%w", err)
 	}
 	m.Config = cfg
-	log := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	logw, logFile, logErr := openLogFile(m.StateDir, m.Stderr)
+	if logFile != nil {
+		defer logFile.Close()
+	}
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	if logErr != nil {
+		log.Warn("no log file: `openclaw logs` will not work; the log goes to stderr only", "err", logErr)
+	}
 	for _, w := range cfg.Warnings() {
 		log.Warn("config: " + w.Error())
 	}
@@ -240,6 +247,10 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:          log,
 		StateWarning:    db.Degraded,
 		Allowlist:       allowlist{db},
+		Doctor:          doctorConfig(cfg, registry),
+		Logs:            logFile,
+		ConfigFile:      m.ConfigPath,
+		ConfigNewFile:   filepath.Join(m.StateDir, "openclaw.json"),
 	})
 	if err != nil {
 		return err

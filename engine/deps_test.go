@@ -68,6 +68,8 @@ func TestImportRules(t *testing.T) {
 		"engine/config":     {"engine/gateway", "engine/channel", "engine/store", "models/"},
 		"engine/api":        {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "models/"},
 		"engine/gateway":    {"models/", "appliance"},
+		"engine/logfile":    {"engine/"},
+		"engine/doctor":     {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
 		"models/":           {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
 		"cli":               {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance"},
 		"engine/transcript": {"engine/store", "engine/session", "engine/gateway"},

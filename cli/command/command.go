@@ -1,7 +1,7 @@
 // Package command is the openclaw CLI's command tree (cobra) as a library:
 // cli/main.go only calls Main. Every command that needs the gateway talks to
-// it through engine/api/client over the control socket; `config validate`
-// is the one local command and links engine/config. The CLI never links
+// it through engine/api/client over the control socket; `config validate
+// FILE` is the one local command and links engine/config. The CLI never links
 // models, storage, tools or channels (DESIGN.md §2).
 //
 // Choices made where the spec was silent:
@@ -209,8 +209,9 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 		a.pairCmd(),
 		a.devicesCmd(),
 		a.doctorCmd(),
+		a.logsCmd(),
 		a.modelsCmd(),
-		group("config", "Check the gateway's config file", a.configValidateCmd()),
+		a.configCmd(),
 		a.versionCmd(),
 		a.gatewayCmd(),
 	)

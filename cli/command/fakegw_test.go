@@ -44,6 +44,8 @@ type fakeGateway struct {
 	approvals map[string]chan bool // approval id → the owner's answer
 	nextID    int
 	tries     map[string]int // idempotency key → requests seen
+	// doctor is the answer to GET /v1/doctor; nil: 404, as an older gateway.
+	doctor *api.DoctorReport
 }
 
 func startFakeGateway() (*fakeGateway, error) {

@@ -3,7 +3,7 @@ package command
 import (
 	"bytes"
 	"context"
-	"errors"
+	"encoding/json"
 	"net"
 	"os"
 	"path/filepath"
@@ -132,30 +132,30 @@ func TestImpostorRefused(t *testing.T) {
 	}
 }
 
-func TestDoctorChecks(t *testing.T) {
+func TestStatusChecks(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		st   *api.Status
-		err  error
 		want string
 	}{
-		{"down", nil, errors.New("cannot reach the gateway"), "warn gateway: not reachable at /s: cannot reach the gateway\n"},
-		{"healthy", &api.Status{Version: "1.0", Model: "openai/gpt-4o-mini", Sandbox: "landlock ABI 7", SandboxActive: true}, nil,
-			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: openai/gpt-4o-mini\n"},
-		{"no sandbox, no model", &api.Status{Version: "1.0", Sandbox: "off: this kernel has no Landlock — exec runs under policy only"}, nil,
-			"ok gateway: openclaw-gateway 1.0 answers at /s\nwarn exec sandbox: off: this kernel has no Landlock — exec runs under policy only (Linux 5.13+ with Landlock enabled confines exec commands)\nwarn model: no default model: set agents.defaults.model in the config, or pull one with `openclaw models pull`\n"},
-		{"local runner found", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true, LocalRunner: "/usr/bin/openclaw-runner"}, nil,
-			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: local/qwen3-1.7b\nok local runner: /usr/bin/openclaw-runner\n"},
-		{"no local runner", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true,
-			LocalRunnerError: "openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH; install it (make build) or set OPENCLAW_RUNNER"}, nil,
-			"ok gateway: openclaw-gateway 1.0 answers at /s\nok exec sandbox: landlock ABI 7\nok model: local/qwen3-1.7b\nwarn local runner: openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH; install it (make build) or set OPENCLAW_RUNNER (local models cannot run; remote providers are unaffected)\n"},
-		{"older gateway", &api.Status{Version: "0.9", Model: "m/x"}, nil,
-			"ok gateway: openclaw-gateway 0.9 answers at /s\nwarn exec sandbox: the gateway does not report a sandbox (an older gateway?): exec runs under policy only\nok model: m/x\n"},
+		{"healthy", &api.Status{Version: "1.0", Model: "openai/gpt-4o-mini", Sandbox: "landlock ABI 7", SandboxActive: true},
+			"ok exec sandbox: landlock ABI 7\nok default model: openai/gpt-4o-mini\n"},
+		{"no sandbox, no model", &api.Status{Version: "1.0", Sandbox: "off: this kernel has no Landlock — exec runs under policy only"},
+			"warn exec sandbox: off: this kernel has no Landlock — exec runs under policy only\nwarn default model: no default model\n"},
+		{"local runner found", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true, LocalRunner: "/usr/bin/openclaw-runner"},
+			"ok exec sandbox: landlock ABI 7\nok default model: local/qwen3-1.7b\nok local runner: /usr/bin/openclaw-runner\n"},
+		{"no local runner", &api.Status{Version: "1.0", Model: "local/qwen3-1.7b", Sandbox: "landlock ABI 7", SandboxActive: true, LocalRunnerError: "openclaw-runner not found"},
+			"ok exec sandbox: landlock ABI 7\nok default model: local/qwen3-1.7b\nwarn local runner: openclaw-runner not found\n"},
+		{"older gateway", &api.Status{Version: "0.9", Model: "m/x"},
+			"warn exec sandbox: the gateway does not report a sandbox (an older gateway?): exec runs under policy only\nok default model: m/x\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var b strings.Builder
-			for _, c := range doctorChecks("/s", tc.st, tc.err) {
+			for _, c := range statusChecks(tc.st) {
 				b.WriteString(c.Status + " " + c.Name + ": " + c.Detail + "\n")
+				if c.Status != api.DoctorOK && c.Fix == "" {
+					t.Errorf("%s: no fix", c.Name)
+				}
 			}
 			if b.String() != tc.want {
 				t.Errorf("checks:\n%s\nwant:\n%s", b.String(), tc.want)
@@ -164,22 +164,63 @@ func TestDoctorChecks(t *testing.T) {
 	}
 }
 
-// TestDoctor runs `openclaw doctor` against the fake gateway.
+// TestDoctor runs `openclaw doctor` against the fake gateway: the
+// gateway's report under the CLI's own gateway check, the status-based
+// checks of an older gateway, and a gateway that is down.
 func TestDoctor(t *testing.T) {
 	g, err := startFakeGateway()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.close()
+	doctor := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"--socket", g.socket, "doctor"}, args...), strings.NewReader(""), &stdout, &stderr)
+		return code, stdout.String(), stderr.String()
+	}
+
+	// An older gateway: no /v1/doctor.
+	code, out, errOut := doctor()
+	if code != 0 || !strings.Contains(out, "OK      gateway ") || !strings.Contains(out, "openclaw-gateway 0.1.0-test answers at "+g.socket) ||
+		!strings.Contains(out, "WARN    exec sandbox") || !strings.Contains(out, "        fix: update the gateway") {
+		t.Errorf("older gateway: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
+	report := &api.DoctorReport{OK: true, Checks: []api.DoctorCheck{
+		{Name: "state dir", Status: api.DoctorOK, Detail: "/var/lib/openclaw (mode 0700)"},
+		{Name: "clock", Status: api.DoctorWarn, Detail: "clock not synchronized", Fix: "the box has no RTC: connect it to the network once"},
+	}}
+	g.setDoctor(report)
+	code, out, errOut = doctor()
+	want := "STATUS  NAME       DETAIL\n" +
+		"OK      gateway    openclaw-gateway 0.1.0-test answers at " + g.socket + "\n" +
+		"OK      state dir  /var/lib/openclaw (mode 0700)\n" +
+		"WARN    clock      clock not synchronized\n" +
+		"        fix: the box has no RTC: connect it to the network once\n"
+	if code != 0 || out != want {
+		t.Errorf("warnings: exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+
+	report = &api.DoctorReport{Checks: append(report.Checks, api.DoctorCheck{Name: "channel whatsapp", Status: api.DoctorFail, Detail: "not-linked", Fix: "openclaw channels login whatsapp"})}
+	g.setDoctor(report)
+	code, out, errOut = doctor("--json")
+	var rep api.DoctorReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if code != 1 || rep.OK || len(rep.Checks) != 4 || rep.Checks[0].Name != "gateway" || rep.Checks[3].Fix != "openclaw channels login whatsapp" ||
+		!strings.Contains(errOut, "1 check(s) failed") {
+		t.Errorf("a failure: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"--socket", g.socket, "doctor"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 0 || !strings.Contains(stdout.String(), "OK    gateway: openclaw-gateway 0.1.0-test answers at "+g.socket) ||
-		!strings.Contains(stdout.String(), "WARN  exec sandbox:") || !strings.Contains(stdout.String(), "OK    model: local/qwen3-1.7b") {
-		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout.String(), stderr.String())
+	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor", "--json"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), `"ok": false`) || !strings.Contains(stdout.String(), `"code": "gateway_down"`) {
+		t.Errorf("gateway down --json: exit %d\n%s", code, stdout.String())
 	}
 	stdout.Reset()
-	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor", "--json"}, strings.NewReader(""), &stdout, &stderr)
-	if code != 1 || !strings.Contains(stdout.String(), `"ok": false`) || !strings.Contains(stdout.String(), `"status": "warn"`) {
+	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor"}, strings.NewReader(""), &stdout, &stderr)
+	if code != 1 || !strings.Contains(stdout.String(), "FAIL    gateway  not reachable at ") {
 		t.Errorf("gateway down: exit %d\n%s", code, stdout.String())
 	}
 }

@@ -10,6 +10,8 @@ func (e *Error) HTTPStatus() int {
 	switch e.Code {
 	case CodeBadRequest:
 		return http.StatusBadRequest
+	case CodeInvalidConfig:
+		return http.StatusUnprocessableEntity
 	case CodeNotFound:
 		return http.StatusNotFound
 	case CodeForbidden, CodeNotPaired, CodePairFailed, CodePairLocked, CodeNoCode:

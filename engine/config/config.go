@@ -78,6 +78,9 @@ type Config struct {
 	src      *source  // where the values came from, for line numbers; nil if built in code
 	baseDir  string   // directory relative paths resolve against; "" = working directory
 	warnings []*Error // problems that do not reject the config (Warnings)
+
+	// raw is the merged tree, ${VAR} expanded, for Value (edit.go).
+	raw map[string]any
 }
 
 // Warnings returns what Load found worth telling but not worth refusing:

@@ -431,6 +431,7 @@ func parseChecked(data []byte, name string, lookup func(string) (string, bool), 
 		return nil, warns, err
 	}
 	c.warnings = warns
+	c.raw = raw
 	return c, warns, nil
 }
 

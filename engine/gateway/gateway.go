@@ -30,6 +30,9 @@
 //	commands.go      slash commands
 //	budget.go, compact.go  the context budget, memory flush and compaction
 //	idempotency.go   retried API sends attach to their first turn
+//	doctor.go        the self-checks (GET /v1/doctor, engine/doctor)
+//	logs.go          the log file's tail and follow (GET /v1/logs)
+//	config_api.go    config get|set|validate on the gateway's own file
 package gateway
 
 import (
@@ -46,6 +49,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/logfile"
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/routing"
 	"github.com/openclaw-edge/edge/engine/session"
@@ -157,6 +161,16 @@ type Config struct {
 	DMScope  string
 	// Owners is commands.ownerAllowFrom.
 	Owners []string
+
+	// Doctor is what GET /v1/doctor needs from the wiring (doctor.go).
+	Doctor DoctorConfig
+	// Logs is the gateway's log file, served by GET /v1/logs (logs.go);
+	// nil: there is none.
+	Logs *logfile.File
+	// ConfigFile is the config file the gateway loaded ("": the built-in
+	// defaults); ConfigNewFile is where `config set` creates one when
+	// there is none (config_api.go).
+	ConfigFile, ConfigNewFile string
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -188,6 +202,8 @@ type Gateway struct {
 	levels map[string]prompt.Level
 
 	ch *channels
+
+	conf configFile // the config endpoints' file (config_api.go)
 }
 
 // New checks cfg and returns a Gateway.

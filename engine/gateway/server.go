@@ -36,6 +36,9 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST "+api.PathSessionReset, g.serveReset)
 	mux.HandleFunc("GET "+api.PathSessionExport, g.serveExport)
 	mux.HandleFunc("POST "+api.PathSessionImport, g.serveImport)
+	mux.HandleFunc("GET "+api.PathDoctor, g.serveDoctor)
+	mux.HandleFunc("GET "+api.PathLogs, g.serveLogs)
+	g.configRoutes(mux)
 	g.approvalRoutes(mux)
 	g.channelRoutes(mux)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/doctor"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/models/catalog"
+)
+
+// doctorConfig gives GET /v1/doctor what only the wiring knows: the local
+// model files (the registry's and those the config lists with a path) and
+// gateway.bind, and the LAN listener's state (*lanSide, set once it is
+// built).
+func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanAPI) gateway.DoctorConfig {
+	return gateway.DoctorConfig{
+		Bind: cfg.Gateway.Bind,
+		LAN: func() (string, error) {
+			l := *lanSide
+			if l == nil {
+				return "", errors.New("not started yet")
+			}
+			if len(l.status.Addrs) == 0 {
+				return "", errors.New(l.status.Error)
+			}
+			return strings.Join(l.status.Addrs, " "), nil
+		},
+		Models: func() []doctor.ModelFile {
+			var out []doctor.ModelFile
+			for _, e := range registry.List() {
+				out = append(out, doctor.ModelFile{Name: e.Name, Path: e.Path})
+			}
+			for id, p := range cfg.Models.Providers {
+				if p.API != config.APILocal {
+					continue
+				}
+				for _, m := range p.Models {
+					if m.Path != "" {
+						out = append(out, doctor.ModelFile{Name: id + "/" + m.ID, Path: m.Path})
+					}
+				}
+			}
+			return out
+		},
+	}
+}

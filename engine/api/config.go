@@ -1,0 +1,67 @@
+package api
+
+import "encoding/json"
+
+// Config endpoints (`openclaw config get|set|validate`): they act on the
+// gateway's own config file, on the gateway's machine. Keys are dotted
+// paths ("agents.defaults.model"; a number indexes a list:
+// "agents.list.0.id").
+const (
+	PathConfig         = "/v1/config"          // GET ?key= → ConfigValue ("" key: the whole config)
+	PathConfigSet      = "/v1/config/set"      // POST ConfigSetRequest → ConfigSetResult
+	PathConfigValidate = "/v1/config/validate" // POST → ConfigValidation
+)
+
+// CodeInvalidConfig is the error code of a config file that does not load,
+// or of a `config set` whose result would not (nothing was written).
+const CodeInvalidConfig = "invalid_config"
+
+// ConfigValue is a key's value as the gateway reads its config file now:
+// the file over the built-in defaults, ${VAR} expanded — what the gateway
+// uses from its next start. Secrets (API keys, tokens, passwords, HTTP
+// headers) read "[redacted]".
+type ConfigValue struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+	File  string          `json:"file"` // "" when the built-in defaults apply
+}
+
+// ConfigSetRequest sets Key to Value (JSON; null removes the key so the
+// default applies) in the gateway's config file.
+type ConfigSetRequest struct {
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"`
+}
+
+// ConfigSetResult says what `config set` wrote.
+type ConfigSetResult struct {
+	OK    bool            `json:"ok"`
+	File  string          `json:"file"`
+	Key   string          `json:"key"`
+	Value json.RawMessage `json:"value"` // as it now reads (redacted)
+	// Created: there was no file; it was created. Backup: the file as it
+	// was before (its comments included: the new one is plain JSON).
+	Created bool   `json:"created,omitempty"`
+	Backup  string `json:"backup,omitempty"`
+	// RestartNeeded: the gateway reads its config at start only.
+	RestartNeeded bool `json:"restartNeeded"`
+}
+
+// ConfigProblem is one error or warning of a config file.
+type ConfigProblem struct {
+	Message string `json:"message"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Path    string `json:"path,omitempty"` // key path
+	Reason  string `json:"reason,omitempty"`
+}
+
+// ConfigValidation is the check of a config file (`config validate
+// --json`). Missing: there is no file and the built-in defaults apply.
+type ConfigValidation struct {
+	OK       bool            `json:"ok"`
+	File     string          `json:"file"`
+	Missing  bool            `json:"missing,omitempty"`
+	Errors   []ConfigProblem `json:"errors"`
+	Warnings []ConfigProblem `json:"warnings,omitempty"`
+}

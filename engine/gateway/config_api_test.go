@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
+)
+
+// TestConfigEndpoints gets, sets and validates the gateway's config file
+// over a Unix socket.
+func TestConfigEndpoints(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir) // the default workspace must be creatable
+	t.Setenv("TEST_OC_KEY", "sk-very-secret")
+	file := filepath.Join(dir, "openclaw.json")
+	if err := os.WriteFile(file, []byte(`{
+  models: { providers: { acme: { api: 'openai-completions', baseUrl: 'http://x', apiKey: '${TEST_OC_KEY}', models: [{ id: 'm' }] } } },
+}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.ConfigFile = file
+	c := client.New(serveUnix(t, h.g.Handler()))
+	ctx := context.Background()
+
+	v, err := c.ConfigGet(ctx, "gateway.port")
+	if err != nil || string(v.Value) != "18789" || v.File != file {
+		t.Fatalf("get gateway.port: %+v %v", v, err)
+	}
+	v, err = c.ConfigGet(ctx, "models.providers.acme")
+	if err != nil || strings.Contains(string(v.Value), "sk-very") || !strings.Contains(string(v.Value), `"apiKey":"[redacted]"`) {
+		t.Fatalf("get provider: %s %v", v.Value, err)
+	}
+	var ae *api.Error
+	if _, err := c.ConfigGet(ctx, "gateway.nope"); !errors.As(err, &ae) || ae.Code != api.CodeNotFound {
+		t.Errorf("unknown key: %v", err)
+	}
+
+	res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.port", Value: json.RawMessage("18790")})
+	if err != nil || !res.OK || !res.RestartNeeded || string(res.Value) != "18790" || res.Backup != file+".bak" {
+		t.Fatalf("set: %+v %v", res, err)
+	}
+	if v, err := c.ConfigGet(ctx, "gateway.port"); err != nil || string(v.Value) != "18790" {
+		t.Errorf("get after set: %+v %v", v, err)
+	}
+	before, _ := os.ReadFile(file)
+	_, err = c.ConfigSet(ctx, api.ConfigSetRequest{Key: "session.reset.mode", Value: json.RawMessage(`"often"`)})
+	if !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig || !strings.Contains(ae.Message, "session.reset.mode") || !strings.Contains(ae.Message, "was not changed") {
+		t.Errorf("invalid set: %v", err)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Error("an invalid set changed the file")
+	}
+	// null removes the key: the default applies again.
+	if res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.port", Value: json.RawMessage("null")}); err != nil || string(res.Value) != "18789" {
+		t.Errorf("set null: %+v %v", res, err)
+	}
+	if _, err := c.ConfigSet(ctx, api.ConfigSetRequest{Value: json.RawMessage("1")}); !errors.As(err, &ae) || ae.Code != api.CodeBadRequest {
+		t.Errorf("set without a key: %v", err)
+	}
+
+	val, err := c.ConfigValidate(ctx)
+	if err != nil || !val.OK || val.File != file || len(val.Errors) != 0 {
+		t.Errorf("validate: %+v %v", val, err)
+	}
+	if err := os.WriteFile(file, []byte("{ agents: { defualts: {} } }"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	val, err = c.ConfigValidate(ctx)
+	if err != nil || val.OK || len(val.Errors) != 1 || val.Errors[0].Path != "agents.defualts" || val.Errors[0].Line != 1 {
+		t.Errorf("validate a bad file: %+v %v", val, err)
+	}
+	if _, err := c.ConfigGet(ctx, "gateway.port"); !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig {
+		t.Errorf("get from a bad file: %v", err)
+	}
+}
+
+// TestConfigSetCreates: a gateway on its built-in defaults creates its
+// config file on the first set, and reads it from then on.
+func TestConfigSetCreates(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.ConfigNewFile = filepath.Join(dir, "state", "openclaw.json")
+	if err := os.MkdirAll(filepath.Dir(h.g.cfg.ConfigNewFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(serveUnix(t, h.g.Handler()))
+	ctx := context.Background()
+	if val, err := c.ConfigValidate(ctx); err != nil || !val.OK || !val.Missing {
+		t.Errorf("validate the defaults: %+v %v", val, err)
+	}
+	res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.logLevel", Value: json.RawMessage(`"debug"`)})
+	if err != nil || !res.Created || res.File != h.g.cfg.ConfigNewFile {
+		t.Fatalf("set: %+v %v", res, err)
+	}
+	if v, err := c.ConfigGet(ctx, "gateway.logLevel"); err != nil || string(v.Value) != `"debug"` || v.File != h.g.cfg.ConfigNewFile {
+		t.Errorf("get: %+v %v", v, err)
+	}
+}
