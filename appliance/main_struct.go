@@ -247,7 +247,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:          log,
 		StateWarning:    db.Degraded,
 		Allowlist:       allowlist{db},
-		Doctor:          doctorConfig(cfg, registry),
+		Doctor:          doctorConfig(cfg, registry, &lanSide),
 		Logs:            logFile,
 		ConfigFile:      m.ConfigPath,
 		ConfigNewFile:   filepath.Join(m.StateDir, "openclaw.json"),
