@@ -227,6 +227,14 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 		}
 		fp := pair.Of(r.TLS.PeerCertificates[0])
 		switch r.URL.Path {
+		case api.PathPairStart, api.PathPairFinish:
+			// Strangers get one request per connection, like the refusal
+			// below: only a successful start keeps it open, for its finish.
+			// Otherwise one host could hold every connection slot with a
+			// bogus finish now and then.
+			w.Header().Set("Connection", "close")
+		}
+		switch r.URL.Path {
 		case api.PathPairStart:
 			s.pairStart(w, r, fp)
 			return
@@ -370,6 +378,7 @@ func (s *Server) pairStart(w http.ResponseWriter, r *http.Request, fp pair.Finge
 	}
 	id := randomID()
 	s.sessions[id] = &session{st: st, device: fp, name: cleanName(req.Name, fp), expires: now.Add(sessionTTL)}
+	w.Header().Del("Connection") // the finish comes on this connection: its TLS session is the binding
 	api.WriteJSON(w, http.StatusOK, api.PairReply{Session: id, MsgB: msgB})
 }
 
