@@ -101,7 +101,7 @@ func (l *lanAPI) listen(ctx context.Context, cfg *config.Config, h http.Handler,
 			continue
 		}
 		l.status.Addrs = append(l.status.Addrs, ln.Addr().String())
-		tl := tls.NewListener(limitListener(ln, maxConns), srv.TLSConfig())
+		tl := tls.NewListener(lanListener(ln, maxConns, maxConnsPerHost), srv.TLSConfig())
 		go func() { _ = l.http.Serve(tl) }() // ends with Shutdown
 	}
 	if len(l.status.Addrs) == 0 {

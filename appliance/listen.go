@@ -17,6 +17,7 @@ import (
 // connections beyond the cap wait in the kernel's accept queue.
 const (
 	maxConns          = 64
+	maxConnsPerHost   = 16 // LAN listener: what one address may hold of maxConns
 	readHeaderTimeout = 10 * time.Second
 	// bodyReadTimeout bounds reading a request body; the import handler
 	// replaces it with a rolling deadline renewed as data arrives.
@@ -112,4 +113,48 @@ func (c *limitedConn) Close() error {
 	err := c.Conn.Close()
 	c.once.Do(c.release)
 	return err
+}
+
+// lanListener caps the LAN TLS listener: total connections in all, and
+// perHost from any one remote address. Without the second cap one host
+// could take every slot: a stranger is refused only after its handshake
+// and one request, and can simply reconnect. (An attacker who claims many
+// addresses still can; so can one who floods the LAN.)
+func lanListener(ln net.Listener, total, perHost int) net.Listener {
+	return limitListener(&perHostListener{Listener: ln, max: perHost, open: map[string]int{}}, total)
+}
+
+type perHostListener struct {
+	net.Listener
+	max  int
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func (l *perHostListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		host := c.RemoteAddr().String()
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		l.mu.Lock()
+		if l.open[host] >= l.max {
+			l.mu.Unlock()
+			c.Close() // over its share: refused without taking a slot
+			continue
+		}
+		l.open[host]++
+		l.mu.Unlock()
+		return &limitedConn{Conn: c, release: func() {
+			l.mu.Lock()
+			if l.open[host]--; l.open[host] <= 0 {
+				delete(l.open, host)
+			}
+			l.mu.Unlock()
+		}}, nil
+	}
 }

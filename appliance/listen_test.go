@@ -126,3 +126,43 @@ func TestBodyDeadline(t *testing.T) {
 		t.Error("the body deadline cancelled a request whose body was read")
 	}
 }
+
+// One host on the LAN must not take every connection slot of the TLS
+// listener (a stranger holds a slot through its handshake and one request
+// before it is refused, and can simply reconnect): beyond its share its
+// connections are closed at once, and another host still gets in.
+func TestLANListenerCapsOneHost(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := apiServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "ok") }), slog.New(slog.DiscardHandler), context.Background())
+	go srv.Serve(lanListener(ln, 4, 2))
+	t.Cleanup(func() { srv.Close() })
+	addr := ln.Addr().String()
+
+	dialFrom := func(ip string) net.Conn {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		c, err := d.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	for range 2 {
+		c := dialFrom("127.0.0.1")
+		if line, err := get(c, 5*time.Second); err != nil || !strings.Contains(line, "200") {
+			t.Fatalf("first connections: %q %v", line, err)
+		}
+	}
+	// The third from the same host: closed without an answer.
+	c := dialFrom("127.0.0.1")
+	if line, err := get(c, 5*time.Second); err == nil {
+		t.Fatalf("a third connection from one host was served: %q", line)
+	}
+	// Another host still gets a slot.
+	if line, err := get(dialFrom("127.0.0.2"), 5*time.Second); err != nil || !strings.Contains(line, "200") {
+		t.Fatalf("another host: %q %v", line, err)
+	}
+}

@@ -227,6 +227,14 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 		}
 		fp := pair.Of(r.TLS.PeerCertificates[0])
 		switch r.URL.Path {
+		case api.PathPairStart, api.PathPairFinish:
+			// Strangers get one request per connection, like the refusal
+			// below: only a successful start keeps it open, for its finish.
+			// Otherwise one host could hold every connection slot with a
+			// bogus finish now and then.
+			w.Header().Set("Connection", "close")
+		}
+		switch r.URL.Path {
 		case api.PathPairStart:
 			s.pairStart(w, r, fp)
 			return
@@ -314,19 +322,24 @@ func (s *Server) admit(r *http.Request, fp pair.Fingerprint) (api.Device, bool) 
 	out := *d
 	s.mu.Unlock()
 	if write {
-		if err := s.put(fp, out); err != nil {
+		if err := s.update(fp, func(d *api.Device) { d.LastSeen = now }); err != nil {
 			s.cfg.Log.Warn("could not record when a device was last seen", "device", out.ID, "err", err)
 		}
 	}
 	return out, true
 }
 
-func (s *Server) put(fp pair.Fingerprint, d api.Device) error {
+// update changes one stored device record in place. Only the field a
+// caller changes is written, read and written in one transaction: a copy
+// taken before the lock was let go (a lastSeen write, a rename) must not
+// write back an old role or name that changed meanwhile.
+func (s *Server) update(fp pair.Fingerprint, change func(*api.Device)) error {
 	return s.cfg.Records.UpdateRecords(func(tx engine.RecordTx) error {
-		var old api.Device
-		if ok, err := tx.Get(bucket, fp.String(), &old); err != nil || !ok {
+		var d api.Device
+		if ok, err := tx.Get(bucket, fp.String(), &d); err != nil || !ok {
 			return err // revoked meanwhile: do not bring it back
 		}
+		change(&d)
 		return tx.Put(bucket, fp.String(), d)
 	})
 }
@@ -370,6 +383,7 @@ func (s *Server) pairStart(w http.ResponseWriter, r *http.Request, fp pair.Finge
 	}
 	id := randomID()
 	s.sessions[id] = &session{st: st, device: fp, name: cleanName(req.Name, fp), expires: now.Add(sessionTTL)}
+	w.Header().Del("Connection") // the finish comes on this connection: its TLS session is the binding
 	api.WriteJSON(w, http.StatusOK, api.PairReply{Session: id, MsgB: msgB})
 }
 
@@ -480,15 +494,21 @@ func (s *Server) find(ref string) (pair.Fingerprint, *api.Device, error) {
 func (s *Server) Revoke(ref string) (api.Device, error) {
 	s.mu.Lock()
 	fp, d, err := s.find(ref)
+	var out api.Device
+	if err == nil {
+		out = *d
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return api.Device{}, err
 	}
 	if err := s.cfg.Records.UpdateRecords(func(tx engine.RecordTx) error { return tx.Delete(bucket, fp.String()) }); err != nil {
-		return api.Device{}, fmt.Errorf("revoke %s: %w", d.ID, err)
+		return api.Device{}, fmt.Errorf("revoke %s: %w", out.ID, err)
 	}
 	s.mu.Lock()
-	out := *s.devices[fp]
+	if cur, ok := s.devices[fp]; ok { // else a revocation at the same time was first
+		out = *cur
+	}
 	delete(s.devices, fp)
 	delete(s.seen, fp)
 	conns := s.conns[fp]
@@ -517,7 +537,7 @@ func (s *Server) Rename(ref, name string) (api.Device, error) {
 	nd := *d
 	nd.Name = n
 	s.mu.Unlock()
-	if err := s.put(fp, nd); err != nil {
+	if err := s.update(fp, func(d *api.Device) { d.Name = n }); err != nil {
 		return api.Device{}, fmt.Errorf("rename %s: %w", nd.ID, err)
 	}
 	s.mu.Lock()
@@ -542,7 +562,7 @@ func (s *Server) SetRole(ref, role string) error {
 	nd := *d
 	nd.Role = role
 	s.mu.Unlock()
-	if err := s.put(fp, nd); err != nil {
+	if err := s.update(fp, func(d *api.Device) { d.Role = role }); err != nil {
 		return fmt.Errorf("set the role of %s: %w", nd.ID, err)
 	}
 	s.mu.Lock()

@@ -1,13 +1,16 @@
 package lan_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -247,4 +250,45 @@ func TestViewerOnlyReads(t *testing.T) {
 		t.Fatalf("pair code over TLS: %v", err)
 	}
 	_ = time.Second
+}
+
+// A stranger's connection must not outlive a failed pairing request: the
+// listener's connection slots are for paired devices, and a keep-alive on
+// /v1/pair/* would let one host hold them all by sending a bogus finish
+// every idle timeout.
+func TestStrangerPairFailureClosesConnection(t *testing.T) {
+	b := startBox(t, t.TempDir())
+	dev := device(t, "mallory")
+	for _, tc := range []struct{ path, body string }{
+		{api.PathPairFinish, `{"session":"nope","confirm":"AAAA"}`},
+		{api.PathPairStart, `{"name":"m","msgA":"AAAA"}`}, // no code active
+		{api.PathPairStart, `not json`},
+	} {
+		conn, err := tls.Dial("tcp", b.addr, &tls.Config{Certificates: []tls.Certificate{dev}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := "POST " + tc.path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " + strconv.Itoa(len(tc.body)) + "\r\n\r\n" + tc.body
+		if _, err := io.WriteString(conn, req); err != nil {
+			t.Fatal(err)
+		}
+		conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 == 2 {
+			t.Fatalf("%s: %s", tc.path, resp.Status)
+		}
+		if !resp.Close {
+			t.Errorf("%s %s: the connection is kept alive after a failed pairing request", tc.path, tc.body)
+		}
+		if _, err := br.ReadByte(); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("%s: connection still open: %v", tc.path, err)
+		}
+		conn.Close()
+	}
 }

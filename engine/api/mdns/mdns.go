@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/brutella/dnssd"
 	dnssdlog "github.com/brutella/dnssd/log"
@@ -123,42 +124,23 @@ func Browse(ctx context.Context, d time.Duration) ([]Gateway, error) {
 	var mu sync.Mutex
 	found := map[string]Gateway{}
 	add := func(e dnssd.BrowseEntry) {
-		g := Gateway{Name: e.Name, Host: e.Host, ID: e.Text["id"], API: e.Text["api"]}
-		ips := slices.Clone(e.IPs)
-		slices.SortStableFunc(ips, func(a, b net.IP) int {
-			a4, b4 := a.To4() != nil, b.To4() != nil
-			switch {
-			case a4 && !b4:
-				return -1
-			case b4 && !a4:
-				return 1
-			}
-			return 0
-		})
-		for _, ip := range ips {
-			if ip.IsLinkLocalUnicast() && ip.To4() == nil {
-				if e.IfaceName == "" {
-					continue
-				}
-				g.Addrs = append(g.Addrs, net.JoinHostPort(ip.String()+"%"+e.IfaceName, strconv.Itoa(e.Port)))
-				continue
-			}
-			g.Addrs = append(g.Addrs, net.JoinHostPort(ip.String(), strconv.Itoa(e.Port)))
-		}
-		if len(g.Addrs) == 0 {
+		g, ok := gatewayOf(e)
+		if !ok {
 			return
 		}
 		mu.Lock()
-		if old, ok := found[e.Name]; ok {
+		defer mu.Unlock()
+		if old, ok := found[g.Name]; ok {
 			for _, a := range g.Addrs {
-				if !slices.Contains(old.Addrs, a) {
+				if !slices.Contains(old.Addrs, a) && len(old.Addrs) < maxAddrs {
 					old.Addrs = append(old.Addrs, a)
 				}
 			}
 			g.Addrs = old.Addrs
+		} else if len(found) >= maxFound {
+			return
 		}
-		found[e.Name] = g
-		mu.Unlock()
+		found[g.Name] = g
 	}
 	err := dnssd.LookupType(ctx, ServiceType+".local.", add, func(dnssd.BrowseEntry) {})
 	if err != nil && ctx.Err() == nil {
@@ -172,4 +154,62 @@ func Browse(ctx context.Context, d time.Duration) ([]Gateway, error) {
 	}
 	slices.SortFunc(out, func(a, b Gateway) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
+}
+
+// Bounds on what Browse keeps of answers: anyone on the LAN can send them.
+const (
+	maxFound = 32 // gateways
+	maxAddrs = 8  // addresses of one gateway
+	maxField = 64 // characters of a name, host, id or api version
+)
+
+// gatewayOf reads a browse answer. Its strings are untrusted (any host on
+// the LAN answers mDNS) and end up on a terminal: control characters are
+// dropped, lengths bounded. Nothing here is trusted for security: pairing
+// checks the gateway's key by the PAKE, not by its name.
+func gatewayOf(e dnssd.BrowseEntry) (Gateway, bool) {
+	g := Gateway{Name: printable(e.Name), Host: printable(e.Host), ID: printable(e.Text["id"]), API: printable(e.Text["api"])}
+	if g.Name == "" || e.Port <= 0 || e.Port > 65535 {
+		return g, false
+	}
+	ips := slices.Clone(e.IPs)
+	slices.SortStableFunc(ips, func(a, b net.IP) int {
+		a4, b4 := a.To4() != nil, b.To4() != nil
+		switch {
+		case a4 && !b4:
+			return -1
+		case b4 && !a4:
+			return 1
+		}
+		return 0
+	})
+	for _, ip := range ips {
+		if len(g.Addrs) >= maxAddrs {
+			break
+		}
+		if ip.IsLinkLocalUnicast() && ip.To4() == nil {
+			if e.IfaceName == "" {
+				continue
+			}
+			g.Addrs = append(g.Addrs, net.JoinHostPort(ip.String()+"%"+e.IfaceName, strconv.Itoa(e.Port)))
+			continue
+		}
+		g.Addrs = append(g.Addrs, net.JoinHostPort(ip.String(), strconv.Itoa(e.Port)))
+	}
+	return g, len(g.Addrs) > 0
+}
+
+// printable drops what is not printable (escape sequences, newlines) and
+// keeps at most maxField characters.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, s)
+	if r := []rune(s); len(r) > maxField {
+		s = string(r[:maxField])
+	}
+	return s
 }
