@@ -66,13 +66,14 @@ func newLAN(cfg *config.Config, stateDir string, db *bolt.DB, log *slog.Logger) 
 	// A code preseeded at flash time, else one for a box nobody paired yet.
 	preseed := filepath.Join(stateDir, preseedFile)
 	if data, err := os.ReadFile(preseed); err == nil {
-		if c, err := srv.SetCode(strings.TrimSpace(string(data))); err != nil {
+		// Delete first: a code file that stays would come back with fresh
+		// tries at every start, so one that cannot be deleted is not used.
+		if err := os.Remove(preseed); err != nil {
+			log.Error("the preseeded pairing code is not used: its file cannot be deleted; make a code with `openclaw-gateway pair-code`", "file", preseed, "err", err)
+		} else if c, err := srv.SetCode(strings.TrimSpace(string(data))); err != nil {
 			log.Error("the preseeded pairing code is not valid; make one with `openclaw-gateway pair-code`", "file", preseed, "err", err)
 		} else {
 			log.Info("pairing code from the boot partition is active", "expires", c.ExpiresAt.Format("15:04"))
-		}
-		if err := os.Remove(preseed); err != nil {
-			log.Warn("could not delete the used pairing-code file", "file", preseed, "err", err)
 		}
 	} else if len(srv.Devices()) == 0 && cfg.Gateway.Bind != "loopback" {
 		if c, err := srv.NewCode(); err == nil {

@@ -73,7 +73,10 @@ func DefaultSocket() string {
 type Client struct {
 	socket string // the Unix socket, or host:port for a remote gateway
 	remote bool   // over TLS (NewTLS)
-	http   *http.Client
+	// maxReply bounds a JSON reply (0: unbounded); set while pairing, when
+	// the other end is not authenticated yet.
+	maxReply int64
+	http     *http.Client
 }
 
 // New returns a client for the gateway listening on socket. It does not
@@ -229,7 +232,11 @@ func (c *Client) callJSON(ctx context.Context, method, path string, query url.Va
 		return err
 	}
 	defer resp.Body.Close()
-	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+	var reply io.Reader = resp.Body
+	if c.maxReply > 0 {
+		reply = io.LimitReader(resp.Body, c.maxReply)
+	}
+	if err := json.NewDecoder(reply).Decode(v); err != nil {
 		return fmt.Errorf("decode the gateway's reply to %s %s: %w", method, path, err)
 	}
 	return nil

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/pair"
@@ -127,7 +129,7 @@ func Pair(ctx context.Context, addr string, id tls.Certificate, code, name strin
 		},
 	}
 	defer tr.CloseIdleConnections()
-	cl := &Client{socket: addr, remote: true, http: &http.Client{Transport: tr}}
+	cl := &Client{socket: addr, remote: true, http: &http.Client{Transport: tr}, maxReply: 64 << 10}
 	msgA, st, err := pair.Start(code, b)
 	if err != nil {
 		return nil, err
@@ -147,7 +149,25 @@ func Pair(ctx context.Context, addr string, id tls.Certificate, code, name strin
 	if err := checkGateway(done.Confirm); err != nil {
 		return nil, &api.Error{Code: api.CodePairFailed, Message: err.Error()}
 	}
+	// The gateway proved it knew the code; its name is still its own say.
+	done.GatewayName = printable(done.GatewayName, 64)
+	done.GatewayID = printable(done.GatewayID, 64)
+	done.Device.Name = printable(done.Device.Name, 64)
 	return &Paired{Addr: addr, Fingerprint: b.Gateway, Done: done}, nil
+}
+
+// printable drops control characters (terminal escapes) and cuts s to n runes.
+func printable(s string, n int) string {
+	r := []rune(strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return -1
+	}, s))
+	if len(r) > n {
+		r = r[:n]
+	}
+	return string(r)
 }
 
 func (c *Client) postJSON(ctx context.Context, path string, in, out any) error {
