@@ -22,10 +22,11 @@ func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanA
 			if l == nil {
 				return "", errors.New("not started yet")
 			}
-			if len(l.status.Addrs) == 0 {
-				return "", errors.New(l.status.Error)
+			st := l.snapshot()
+			if len(st.Addrs) == 0 {
+				return "", errors.New(st.Error)
 			}
-			return strings.Join(l.status.Addrs, " "), nil
+			return strings.Join(st.Addrs, " "), nil
 		},
 		Models: func() []doctor.ModelFile {
 			var out []doctor.ModelFile

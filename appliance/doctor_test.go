@@ -29,12 +29,14 @@ func TestMainDoctorAndLogs(t *testing.T) {
 	for _, ch := range rep.Checks {
 		got[ch.Name] = ch
 	}
-	for _, name := range []string{"state dir", "control socket", "LAN API", "local models", "default model"} {
+	for _, name := range []string{"state dir", "control socket", "local models", "default model"} {
 		if got[name].Status != api.DoctorOK {
 			t.Errorf("%s: %+v", name, got[name])
 		}
 	}
-	if !strings.Contains(got["state dir"].Detail, m.StateDir) || got["LAN API"].Detail != "LAN API off (gateway.bind loopback)" {
+	// Loopback: listening, or a warning when another test's gateway holds 18789.
+	if lan := got["LAN API"]; !strings.Contains(got["state dir"].Detail, m.StateDir) ||
+		!(lan.Status == api.DoctorOK && strings.Contains(lan.Detail, "listening on 127.0.0.1:")) && lan.Status != api.DoctorWarn {
 		t.Errorf("checks %+v", rep.Checks)
 	}
 

@@ -158,7 +158,7 @@ func TestLANPairingAcrossNamespaces(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var gwLog bytes.Buffer
+	var gwLog lockedBuffer // written by the copy from the gateway's pipe, read here
 	gw := l.cmd(l.gw, nil, "openclaw-gateway", "run", "--config", cfgPath, "--state-dir", state, "--socket", sock)
 	gw.Stdout, gw.Stderr = &gwLog, &gwLog
 	if err := gw.Start(); err != nil {
@@ -351,4 +351,22 @@ type gatewaysFile struct {
 	Gateways []struct {
 		Fingerprint string `json:"fingerprint"`
 	} `json:"gateways"`
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

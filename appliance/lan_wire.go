@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/openclaw-edge/edge/appliance/lan"
 	"github.com/openclaw-edge/edge/engine/api"
@@ -44,6 +46,7 @@ func boxName() string {
 
 // lanAPI is the running LAN side: the TLS server and what status shows.
 type lanAPI struct {
+	mu     sync.Mutex // guards status
 	id     *pair.Identity
 	srv    *lan.Server
 	http   *http.Server
@@ -94,6 +97,8 @@ func (l *lanAPI) listen(ctx context.Context, cfg *config.Config, h http.Handler,
 	l.http = apiServer(srv.Handler(h), log, base)
 	l.http.ConnContext = srv.ConnContext
 	l.http.ConnState = srv.ConnState
+	st := l.snapshot()
+	defer func() { l.mu.Lock(); l.status = st; l.mu.Unlock() }() // status is read by API requests meanwhile
 	var errs []string
 	for _, a := range addrs {
 		ln, err := net.Listen("tcp", a)
@@ -101,19 +106,19 @@ func (l *lanAPI) listen(ctx context.Context, cfg *config.Config, h http.Handler,
 			errs = append(errs, err.Error())
 			continue
 		}
-		l.status.Addrs = append(l.status.Addrs, ln.Addr().String())
+		st.Addrs = append(st.Addrs, ln.Addr().String())
 		tl := tls.NewListener(lanListener(ln, maxConns, maxConnsPerHost), srv.TLSConfig())
 		go func() { _ = l.http.Serve(tl) }() // ends with Shutdown
 	}
-	if len(l.status.Addrs) == 0 {
-		l.status.Error = strings.Join(errs, "; ")
-		log.Error("the LAN API for paired devices is not listening; the local socket still works", "bind", cfg.Gateway.Bind, "err", l.status.Error)
+	if len(st.Addrs) == 0 {
+		st.Error = strings.Join(errs, "; ")
+		log.Error("the LAN API for paired devices is not listening; the local socket still works", "bind", cfg.Gateway.Bind, "err", st.Error)
 		return
 	}
-	log.Info("LAN API for paired devices listening", "addrs", strings.Join(l.status.Addrs, ","), "gateway_id", id.Fingerprint.ID())
+	log.Info("LAN API for paired devices listening", "addrs", strings.Join(st.Addrs, ","), "gateway_id", id.Fingerprint.ID())
 
 	if cfg.Gateway.Bind != "loopback" && cfg.Discovery.MDNSEnabled() {
-		_, port, _ := net.SplitHostPort(l.status.Addrs[0])
+		_, port, _ := net.SplitHostPort(st.Addrs[0])
 		p, _ := strconv.Atoi(port)
 		a := mdns.Announcement{Name: boxName(), Port: p, ID: id.Fingerprint.ID()}
 		if ip := net.ParseIP(cfg.Gateway.Bind); ip != nil {
@@ -121,7 +126,7 @@ func (l *lanAPI) listen(ctx context.Context, cfg *config.Config, h http.Handler,
 				a.Ifaces = []string{ifc}
 			}
 		}
-		l.status.MDNS = true
+		st.MDNS = true
 		go mdns.Announce(ctx, a, log)
 	}
 }
@@ -173,9 +178,18 @@ func ifaceOf(ip net.IP) string {
 	return ""
 }
 
+// snapshot is a copy of the LAN status.
+func (l *lanAPI) snapshot() api.LANStatus {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.status
+	s.Addrs = slices.Clone(s.Addrs)
+	return s
+}
+
 // Status fills st.LAN.
 func (l *lanAPI) Status(st *api.Status) {
-	s := l.status
+	s := l.snapshot()
 	s.Devices = len(l.srv.Devices())
 	st.LAN = &s
 }
