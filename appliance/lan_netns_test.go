@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openclaw-edge/edge/appliance/lan/lantest"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/api/pair"
@@ -97,40 +96,6 @@ func jsonErrorCode(out []byte) string {
 	}
 	_ = json.Unmarshal(out, &v)
 	return v.Error.Code
-}
-
-// tlsRelay is a machine in the middle: it terminates TLS on both sides
-// with its own keys and forwards every byte, so it sees the pairing in
-// the clear and can pass each message on unchanged.
-func tlsRelay(t *testing.T, listen, gateway string) string {
-	t.Helper()
-	own, err := pair.LoadOrCreate(t.TempDir(), "relay", "relay")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := tls.Listen("tcp", listen, &tls.Config{Certificates: []tls.Certificate{own.Cert}, ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS13})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := tls.Dial("tcp", gateway, &tls.Config{Certificates: []tls.Certificate{own.Cert}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
-			if err != nil {
-				in.Close()
-				continue
-			}
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() { defer wg.Done(); io.Copy(out, in); out.Close() }()
-			go func() { defer wg.Done(); io.Copy(in, out); in.Close() }()
-		}
-	}()
-	return ln.Addr().String()
 }
 
 // TestLANPairingAcrossNamespaces is the appliance's pairing as a user and
@@ -238,7 +203,7 @@ func TestLANPairingAcrossNamespaces(t *testing.T) {
 
 	code = newCode()
 	t.Run("relay in the middle fails", func(t *testing.T) {
-		relay := tlsRelay(t, net.JoinHostPort(l.hubIP, "0"), net.JoinHostPort(l.gwIP, "18789"))
+		relay := lantest.Relay(t, net.JoinHostPort(l.hubIP, "0"), net.JoinHostPort(l.gwIP, "18789"))
 		out, err := openclaw("pair", "--host", relay, "--code", code, "--name", "laptop", "--json")
 		if err == nil || jsonErrorCode(out) != api.CodePairFailed {
 			t.Fatalf("pairing through a relay: err %v, %s", err, out)

@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/openclaw-edge/edge/appliance/lan"
+	"github.com/openclaw-edge/edge/appliance/lan/lantest"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/api/pair"
@@ -162,41 +162,11 @@ func TestWrongCodesLock(t *testing.T) {
 	}
 }
 
-// relay is a machine in the middle that terminates TLS on both sides with
-// its own keys and forwards every byte between them.
-func relay(t *testing.T, gateway string) string {
-	t.Helper()
-	own := device(t, "relay")
-	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{Certificates: []tls.Certificate{own}, ClientAuth: tls.RequireAnyClientCert, MinVersion: tls.VersionTLS13})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := tls.Dial("tcp", gateway, &tls.Config{Certificates: []tls.Certificate{own}, InsecureSkipVerify: true, MinVersion: tls.VersionTLS13})
-			if err != nil {
-				in.Close()
-				continue
-			}
-			var wg sync.WaitGroup
-			wg.Add(2)
-			go func() { defer wg.Done(); io.Copy(out, in); out.Close() }()
-			go func() { defer wg.Done(); io.Copy(in, out); in.Close() }()
-		}
-	}()
-	return ln.Addr().String()
-}
-
 func TestRelayInTheMiddleFails(t *testing.T) {
 	ctx := context.Background()
 	b := startBox(t, t.TempDir())
 	c := code(t, b)
-	_, err := client.Pair(ctx, relay(t, b.addr), device(t, "laptop"), c, "laptop")
+	_, err := client.Pair(ctx, lantest.Relay(t, "127.0.0.1:0", b.addr), device(t, "laptop"), c, "laptop")
 	if errCode(err) != api.CodePairFailed {
 		t.Fatalf("pairing through a relay: %v, want %s", err, api.CodePairFailed)
 	}
