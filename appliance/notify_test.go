@@ -121,6 +121,16 @@ func TestSdNotifyProcess(t *testing.T) {
 			}
 			return n
 		case err := <-exited:
+			// The last datagram (STOPPING=1) may still be in the socket
+			// when the process is already gone: give the reader a moment.
+			exited <- err // for whoever waits on the exit next
+			select {
+			case n, ok := <-msgs:
+				if ok {
+					return n
+				}
+			case <-time.After(time.Second):
+			}
 			t.Fatalf("gateway exited (%v) while waiting for %s; log:\n%s", err, what, showLog())
 		case <-time.After(30 * time.Second):
 			t.Fatalf("no %s after 30 s; log:\n%s", what, showLog())
