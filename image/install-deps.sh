@@ -16,7 +16,7 @@ declare -A need=(
   [sfdisk]=fdisk
   [qemu-system-aarch64]=qemu-system-arm
   [arch-test]=arch-test
-  [curl]=curl
+  [openssl]=openssl
 )
 # --runner: the cross toolchain for openclaw-runner (llama.cpp through cgo).
 if [ "${1:-}" = --runner ]; then

@@ -23,8 +23,8 @@ export PATH="$PATH:/usr/sbin:/sbin" MTOOLS_SKIP_CHECK=1
 die() { echo "image/test.sh: $*" >&2; exit 1; }
 
 [ -f "$IMG" ] || die "$IMG not found: run make image first"
-for c in qemu-system-aarch64 mcopy mdir sfdisk curl; do
-  command -v "$c" >/dev/null || die "$c missing: run image/install-deps.sh (qemu-system-arm mtools fdisk curl)"
+for c in qemu-system-aarch64 mcopy mdir sfdisk openssl; do
+  command -v "$c" >/dev/null || die "$c missing: run image/install-deps.sh (qemu-system-arm mtools fdisk openssl)"
 done
 
 echo "== static check"
@@ -70,8 +70,8 @@ ready=
 last=0
 while :; do
   now=$(date +%s); el=$((now - t0))
-  if grep -q 'OPENCLAW-GATEWAY-READY' "$LOG"; then ready=$el; break; fi
-  if grep -q 'OPENCLAW-GATEWAY-FAILED' "$LOG"; then
+  if grep -aq 'OPENCLAW-GATEWAY-READY' "$LOG"; then ready=$el; break; fi
+  if grep -aq 'OPENCLAW-GATEWAY-FAILED' "$LOG"; then
     tail -n 60 "$LOG"; die "the gateway did not start (console above, full log $LOG)"
   fi
   kill -0 $QPID 2>/dev/null || { tail -n 60 "$LOG"; die "QEMU exited before READY (console above)"; }
@@ -91,11 +91,12 @@ grep -aq 'openclaw-firstboot: pairing code from the boot partition' "$LOG" && ec
 grep -aq 'openclaw-firstboot: hostname set to openclaw-test' "$LOG" && echo "  ok   hostname openclaw-test" || { echo "  FAIL hostname not set"; fails=$((fails+1)); }
 
 echo "== the gateway from the host (127.0.0.1:$PORT)"
-code=$(curl -sk -o /dev/null -w '%{http_code}' --max-time 60 "https://127.0.0.1:$PORT/" || true)
-if [ -n "$code" ] && [ "$code" != 000 ]; then
-  echo "  ok   TLS listener answers through the port forward (HTTP $code)"
+# A TLS handshake through the forward (the listener then refuses an unpaired
+# client without a certificate: that is fine here).
+if timeout 60 openssl s_client -connect "127.0.0.1:$PORT" </dev/null 2>/dev/null | grep -q 'Cipher is'; then
+  echo "  ok   the gateway's TLS listener answers through the port forward"
 else
-  echo "  FAIL no TLS answer from 127.0.0.1:$PORT"; fails=$((fails+1))
+  echo "  FAIL no TLS handshake with 127.0.0.1:$PORT"; fails=$((fails+1))
 fi
 if [ ! -x "$OPENCLAW" ]; then
   echo "  FAIL no host CLI at $OPENCLAW (OPENCLAW=)"; fails=$((fails+1))
