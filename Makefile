@@ -179,8 +179,9 @@ IMAGE_GOFLAGS := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 ## linux-image-arm64, genimage): the pure-Go gateway and CLI cross-compiled,
 ## the unit, first-boot setup, state on its own partition; MODEL=file.gguf
 ## ships a model (and builds openclaw-runner). Needs root; installs its tools
-## with apt and registers qemu-aarch64 with binfmt_misc. About 15–25 minutes
-## on 2 cores. Not part of make test.
+## with apt and registers qemu-aarch64 with binfmt_misc. The root filesystem
+## (qemu-user emulation) took 125 minutes on a loaded 2-core machine; see
+## image/README.md. Not part of make test.
 image:
 	@image/install-deps.sh $(if $(filter 1,$(RUNNER)),--runner)
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-gateway ./appliance
@@ -195,8 +196,8 @@ endif
 ## image-test: static check of the image (Pi firmware, DTBs, config.txt,
 ## first-boot files), then boots it under qemu-system-aarch64 -M virt, waits
 ## for the gateway's READY and pairs with it from the host through a port
-## forward. Builds the image first when there is none. About 5–10 minutes on
-## 2 cores (TCG emulation). Not part of make test.
+## forward. Builds the image first when there is none. About 4 minutes on 2
+## cores (boot-to-READY 235 s under TCG emulation). Not part of make test.
 image-test:
 	@image/install-deps.sh
 	@[ -f $(IMAGE_OUT)/openclaw-edge-arm64.img ] || $(MAKE) image

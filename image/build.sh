@@ -49,7 +49,7 @@ fi
 if [ -z "${MIRROR:-}" ]; then
   MIRROR=$( (cat /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '/^URIs:/{for(i=2;i<=NF;i++) print $i}'
              cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '$1=="deb"{for(i=2;i<=NF;i++) if($i ~ /^[a-z]+:\/\//){print $i; break}}') \
-           | grep -E '/debian/?$' | grep -v security | head -n1)
+           | grep -E '/debian/?$' | grep -v security | head -n1 || true)
   MIRROR=${MIRROR:-http://deb.debian.org/debian}
 fi
 MIRROR=${MIRROR%/}
@@ -122,7 +122,7 @@ fi
 rootfs_s=$(( $(date +%s) - ts ))
 step "root filesystem built in ${rootfs_s}s"
 
-used=$(du -sm --exclude=./boot/firmware "$ROOTFS" | cut -f1)
+used=$(du -smx --exclude="$ROOTFS/boot/firmware" "$ROOTFS" | cut -f1)
 boot_used=$(du -sm "$ROOTFS/boot/firmware" | cut -f1)
 if [ "$ROOT_SIZE" = auto ]; then
   # Contents + 512 MiB for updates (a second kernel and initrd while apt

@@ -44,7 +44,7 @@ label() { dumpe2fs -h "$1" 2>/dev/null | sed -n 's/^Filesystem volume name: *//p
 echo "boot partition (Raspberry Pi firmware):"
 bootls=$(mdir -b -i "$BOOT" :: 2>/dev/null | sed 's|^::/||')
 has() { echo "$bootls" | grep -qx "$1"; }
-for f in config.txt cmdline.txt start4.elf fixup4.dat bcm2711-rpi-4-b.dtb bcm2711-rpi-400.dtb bcm2711-rpi-cm4.dtb bcm2712-rpi-5-b.dtb; do
+for f in config.txt cmdline.txt start4.elf fixup4.dat bcm2711-rpi-4-b.dtb bcm2711-rpi-400.dtb bcm2711-rpi-cm4-io.dtb bcm2712-rpi-5-b.dtb; do
   has "$f" && ok "$f" || bad "$f missing (Pi 4: start4.elf fixup4.dat bcm2711-*.dtb; Pi 5: bcm2712-rpi-5-b.dtb)"
 done
 config=$(mtype -i "$BOOT" ::config.txt 2>/dev/null | tr -d '\r')
@@ -63,7 +63,8 @@ done
 echo "root filesystem:"
 rcat() { debugfs -R "cat $1" "$ROOT" 2>/dev/null; }
 rexists() { debugfs -R "stat $1" "$ROOT" 2>&1 | grep -q '^Inode:'; }
-elf_arm64() { debugfs -R "dump $1 /dev/stdout" "$ROOT" 2>/dev/null | head -c 20 | od -An -tx1 | tr -d ' \n' | grep -q '^7f454c4602010100.*b700$'; }
+# (|| true: head closing the pipe early makes debugfs fail under pipefail.)
+elf_arm64() { local h; h=$(debugfs -R "cat $1" "$ROOT" 2>/dev/null | head -c 20 | od -An -tx1 | tr -d ' \n' || true); [[ $h == 7f454c4602010100*0200b700 ]]; }
 for b in /usr/bin/openclaw-gateway /usr/bin/openclaw; do
   elf_arm64 "$b" && ok "$b (linux/arm64 ELF)" || bad "$b missing or not arm64"
 done

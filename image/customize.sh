@@ -52,10 +52,13 @@ install -D -m 0644 "$F/dropins/wpa_supplicant.conf" "$R/etc/systemd/system/wpa_s
 install -D -m 0644 "$F/dropins/resolved.conf" "$R/etc/systemd/resolved.conf.d/openclaw.conf"
 ln -sf ../run/systemd/resolve/stub-resolv.conf "$R/etc/resolv.conf"
 ch systemctl enable systemd-networkd.service systemd-resolved.service systemd-timesyncd.service \
-  wpa_supplicant@wlan0.service openclaw-firstboot.service openclaw-gateway.service openclaw-ready-console.service
+  openclaw-firstboot.service openclaw-gateway.service openclaw-ready-console.service
 # wpasupplicant enables its D-Bus-activated wpa_supplicant.service; only the
-# per-interface one is used.
+# per-interface one is used, and only once configured: first boot enables
+# wpa_supplicant@wlan0 with the Wi-Fi file (enabled without a wlan0 it would
+# wait 90 s for the device and hold network.target back).
 ch systemctl disable wpa_supplicant.service 2>/dev/null || true
+ch systemctl disable wpa_supplicant@wlan0.service 2>/dev/null || true
 
 echo openclaw > "$R/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\topenclaw\n::1\t\tlocalhost ip6-localhost ip6-loopback\n' > "$R/etc/hosts"

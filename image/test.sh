@@ -14,8 +14,10 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
 OUT=${OUT:-$REPO/build/image}
+mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 IMG=${IMG:-$OUT/openclaw-edge-arm64.img}
 OPENCLAW=${OPENCLAW:-$REPO/bin/openclaw}
+case $OPENCLAW in /*) ;; *) OPENCLAW=$PWD/$OPENCLAW ;; esac
 READY_TIMEOUT=${READY_TIMEOUT:-1800}
 SMP=${SMP:-2}
 CODE=${CODE:-K7MQ3XPA}
@@ -61,7 +63,7 @@ qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$SMP" -m 1024 \
   -kernel "$T/vmlinuz" -initrd "$T/initrd.img" \
   -append "root=LABEL=RASPIROOT rw rootwait console=ttyAMA0 openclaw.console_ready" \
   -drive "file=$T/disk.img,format=raw,if=virtio,cache=unsafe" \
-  -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$PORT-:18789" -device virtio-net-pci,netdev=n0 \
+  -netdev "user,id=n0,hostfwd=tcp:127.0.0.1:$PORT-:18789" -device virtio-net-pci,netdev=n0,romfile= \
   -display none -monitor none -serial "file:$LOG" -no-reboot &
 QPID=$!
 trap 'kill $QPID 2>/dev/null || true; wait $QPID 2>/dev/null || true' EXIT

@@ -90,6 +90,8 @@ if [ -f "$BOOT/openclaw-wifi.conf" ]; then
   chmod 0600 /etc/wpa_supplicant/wpa_supplicant-wlan0.conf.new
   mv /etc/wpa_supplicant/wpa_supplicant-wlan0.conf.new /etc/wpa_supplicant/wpa_supplicant-wlan0.conf
   consume "$BOOT/openclaw-wifi.conf"
+  systemctl enable wpa_supplicant@wlan0.service 2>/dev/null || log "could not enable wpa_supplicant@wlan0"
+  systemctl --no-block start wpa_supplicant@wlan0.service || true
   log "installed the Wi-Fi configuration for wlan0"
 fi
 
