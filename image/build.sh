@@ -74,6 +74,7 @@ cp "$BINDIR/openclaw-gateway" "$BINDIR/openclaw" "$STAGE/"
 [ -x "$BINDIR/openclaw-runner" ] && cp "$BINDIR/openclaw-runner" "$STAGE/"
 cp "$REPO/systemd/openclaw-gateway.service" "$REPO/systemd/openclaw.sysusers.conf" "$STAGE/"
 cp -r "$HERE/rootfs" "$STAGE/files"
+cp "$HERE/README.md" "$STAGE/files/README.image.md"
 if [ -n "$MODEL" ]; then
   name=$(basename "$MODEL" .gguf)
   id=$(echo "$name" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9._\n-' '-')
