@@ -55,10 +55,7 @@ Compare the gateway id shown here with ` + "`openclaw-gateway id`" + ` on the bo
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := a.pair(cmd.Context(), args, host, code, name, wait, asJSON)
 			if err != nil {
-				if asJSON {
-					a.writeJSONError(err)
-				}
-				return err
+				return a.jsonFailure(asJSON, err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res)
@@ -192,26 +189,6 @@ func names(gs []mdns.Gateway) string {
 	return strings.Join(n, ", ")
 }
 
-// writeJSONError prints a failure as {"ok":false,"error":{"code","message"}}.
-func (a *app) writeJSONError(err error) {
-	code := api.CodeInternal
-	var ae *api.Error
-	var ue *usageError
-	switch {
-	case errors.As(err, &ae):
-		code = ae.Code
-	case errors.As(err, &ue):
-		code = api.CodeBadRequest
-	case errors.Is(err, client.ErrGatewayDown):
-		code = "gateway_down"
-	}
-	msg := err.Error()
-	if ae != nil {
-		msg = ae.Message
-	}
-	_ = writeJSON(a.stdout, map[string]any{"ok": false, "error": map[string]string{"code": code, "message": msg}})
-}
-
 func (a *app) devicesCmd() *cobra.Command {
 	var asJSON bool
 	list := &cobra.Command{
@@ -221,10 +198,7 @@ func (a *app) devicesCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ds, err := a.client().Devices(cmd.Context())
 			if err != nil {
-				if asJSON {
-					a.writeJSONError(err)
-				}
-				return err
+				return a.jsonFailure(asJSON, err)
 			}
 			if asJSON {
 				return writeJSON(a.stdout, ds)
