@@ -35,6 +35,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -135,16 +136,8 @@ func (s *Server) Devices() []api.Device {
 		c.Connected = len(s.conns[fp]) > 0
 		out = append(out, c)
 	}
-	sortDevices(out)
+	slices.SortStableFunc(out, func(a, b api.Device) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return out
-}
-
-func sortDevices(ds []api.Device) {
-	for i := 1; i < len(ds); i++ {
-		for j := i; j > 0 && ds[j].CreatedAt.Before(ds[j-1].CreatedAt); j-- {
-			ds[j], ds[j-1] = ds[j-1], ds[j]
-		}
-	}
 }
 
 // NewCode makes a new pairing code, replacing the active one.
@@ -523,29 +516,10 @@ func (s *Server) Revoke(ref string) (api.Device, error) {
 
 // Rename gives a device a new name.
 func (s *Server) Rename(ref, name string) (api.Device, error) {
-	s.mu.Lock()
-	fp, d, err := s.find(ref)
-	if err != nil {
-		s.mu.Unlock()
-		return api.Device{}, err
-	}
-	n := cleanName(name, fp)
 	if strings.TrimSpace(name) == "" {
-		s.mu.Unlock()
 		return api.Device{}, &api.Error{Code: api.CodeBadRequest, Message: "the new name is empty"}
 	}
-	nd := *d
-	nd.Name = n
-	s.mu.Unlock()
-	if err := s.update(fp, func(d *api.Device) { d.Name = n }); err != nil {
-		return api.Device{}, fmt.Errorf("rename %s: %w", nd.ID, err)
-	}
-	s.mu.Lock()
-	if cur, ok := s.devices[fp]; ok {
-		cur.Name = n
-	}
-	s.mu.Unlock()
-	return nd, nil
+	return s.change(ref, "rename", func(fp pair.Fingerprint, d *api.Device) { d.Name = cleanName(name, fp) })
 }
 
 // SetRole sets a device's role (operator or viewer).
@@ -553,24 +527,34 @@ func (s *Server) SetRole(ref, role string) error {
 	if role != api.RoleOperator && role != api.RoleViewer {
 		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("role %q: want operator or viewer", role)}
 	}
+	_, err := s.change(ref, "set the role of", func(_ pair.Fingerprint, d *api.Device) { d.Role = role })
+	return err
+}
+
+// change applies fn to the device ref names: in the store first (one
+// transaction, only that field: see update), then in memory. It returns
+// the device as changed.
+func (s *Server) change(ref, what string, fn func(pair.Fingerprint, *api.Device)) (api.Device, error) {
 	s.mu.Lock()
 	fp, d, err := s.find(ref)
-	if err != nil {
-		s.mu.Unlock()
-		return err
+	var nd api.Device
+	if err == nil {
+		nd = *d
+		fn(fp, &nd)
 	}
-	nd := *d
-	nd.Role = role
 	s.mu.Unlock()
-	if err := s.update(fp, func(d *api.Device) { d.Role = role }); err != nil {
-		return fmt.Errorf("set the role of %s: %w", nd.ID, err)
+	if err != nil {
+		return api.Device{}, err
+	}
+	if err := s.update(fp, func(d *api.Device) { fn(fp, d) }); err != nil {
+		return api.Device{}, fmt.Errorf("%s %s: %w", what, nd.ID, err)
 	}
 	s.mu.Lock()
 	if cur, ok := s.devices[fp]; ok {
-		cur.Role = role
+		fn(fp, cur)
 	}
 	s.mu.Unlock()
-	return nil
+	return nd, nil
 }
 
 // cleanName keeps a device's name printable and short; empty becomes
