@@ -74,6 +74,8 @@ type Config struct {
 	Gateway  Gateway            `json:"gateway"`
 	// Discovery: how the gateway announces itself on the LAN.
 	Discovery Discovery `json:"discovery"`
+	// Memory: citations in memory_search results, the backend.
+	Memory Memory `json:"memory"`
 
 	src      *source  // where the values came from, for line numbers; nil if built in code
 	baseDir  string   // directory relative paths resolve against; "" = working directory
@@ -107,6 +109,8 @@ type AgentDefaults struct {
 	MaxTokens         int        `json:"maxTokens"`         // 0 = the model's default
 	Compaction        Compaction `json:"compaction"`
 	SkipBootstrap     bool       `json:"skipBootstrap"`
+	// MemorySearch: the memory index and tools (memory.go).
+	MemorySearch MemorySearch `json:"memorySearch"`
 }
 
 // Compaction configures the persistent summary of old history (DESIGN §5).
@@ -135,6 +139,8 @@ type Agent struct {
 	Workspace string      `json:"workspace"`
 	Tools     *ToolPolicy `json:"tools"`
 	Skills    []string    `json:"skills"` // nil = all skills, [] = none
+	// MemorySearch overrides agents.defaults.memorySearch field by field.
+	MemorySearch *MemorySearch `json:"memorySearch"`
 }
 
 // ModelRef names a model chain: the primary "provider/model" and the

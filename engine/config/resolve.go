@@ -45,6 +45,7 @@ type ResolvedAgent struct {
 	UserTimezone  string
 	SkipBootstrap bool
 	Compaction    Compaction
+	MemorySearch  MemorySearch // defaults merged with the agent's own
 }
 
 // Agent returns agent id with the defaults merged in. With no agents
@@ -78,6 +79,7 @@ func (c *Config) Agent(id string) (ResolvedAgent, bool) {
 		UserTimezone:      d.UserTimezone,
 		SkipBootstrap:     d.SkipBootstrap,
 		Compaction:        d.Compaction,
+		MemorySearch:      mergeMemorySearch(d.MemorySearch, a.MemorySearch),
 	}
 	if r.Name == "" {
 		r.Name = a.ID

@@ -63,6 +63,7 @@ func (c *Config) validate() []*Error {
 	c.validateSession(v)
 	c.validateTools(v)
 	c.validateBindings(v)
+	c.validateMemory(v)
 	for _, name := range sortedMapKeys(c.Channels) {
 		p := keyPath("channels", name)
 		ch := c.Channels[name]
