@@ -61,10 +61,10 @@
 // (recall@1 0.304, @5 0.522, @10 0.587, @20 0.645, hit@5 0.571, MRR 0.444
 // against the README's 0.303, 0.516, 0.588, 0.639, 0.566, 0.438). What it
 // takes: the document is the whole note line, speaker name and photo caption
-// included (without the speaker recall@5 drops to about 0.48), and the stop
-// list is [StopWords], some fifty words (with only articles, be and a few
-// prepositions it is about 0.46); ties and documents that match nothing do
-// not matter.
+// included (without the speaker: recall@5 0.50, MRR 0.41), and the stop
+// list is [StopWords], some fifty words (with only articles, forms of be
+// and a few prepositions: recall@5 0.47, MRR 0.38); ties and documents that
+// match nothing do not matter.
 // A passage of many turns (the index cuts ~400-token chunks, a dozen turns
 // or more) covers more evidence per rank, so passage-level recall is higher
 // than per-turn recall for the same ranking quality. The driver must report
