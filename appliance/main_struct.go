@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,11 +21,13 @@ import (
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/memory"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/engine/tool/exec"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
+	memtool "github.com/openclaw-edge/edge/engine/tool/memory"
 	"github.com/openclaw-edge/edge/models/catalog"
 	"github.com/openclaw-edge/edge/models/failover"
 	"github.com/openclaw-edge/edge/models/httpapi"
@@ -148,7 +151,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Allowlist:       allowlist{db},
 	})
 	defer closeTools(execTools)
-	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
+	var mems *memories // set once the model pool exists; the tools look it up per call
+	memTools := memtool.Tools(memtool.Config{Index: func(id string) *memory.Index { return mems.index(id) }, Citations: cfg.Memory.Citations})
+	reg := tool.NewRegistry(slices.Concat(fs.Tools(fs.Config{}), execTools, memTools)...)
 
 	ags, err := agents(cfg, reg)
 	if err != nil {
@@ -195,6 +200,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:        log,
 	})
 	defer pool.Close()
+	mems = newMemories(cfg, m.StateDir, ags, registry, pool, log)
+	defer mems.close()
 	resolver := &models{
 		cfg: cfg, pool: pool, registry: registry, log: log,
 		client:    httpapi.NewClient(),
@@ -278,6 +285,18 @@ func (m *Main) Run(ctx context.Context) error {
 	mux.Handle(api.PathModels, modelsAPI)
 	mux.Handle(api.PathModels+"/", modelsAPI)
 	mux.Handle("/", gw.Handler())
+	memAPI := memory.Handler(func(agent string) (*memory.Index, string, error) {
+		if agent == "" {
+			agent = cfg.DefaultAgentID()
+		}
+		if _, ok := cfg.Agent(agent); !ok {
+			return nil, agent, fmt.Errorf("no agent %q is configured", agent)
+		}
+		return mems.index(agent), agent, nil
+	})
+	for _, p := range []string{api.PathMemoryStatus, api.PathMemoryIndex, api.PathMemorySearch} {
+		mux.Handle(p, memAPI)
+	}
 	// The TLS API for paired devices serves this same mux (through the
 	// device check); the socket also makes pairing codes and manages devices.
 	lanSide, err = newLAN(cfg, m.StateDir, db, log)
@@ -307,6 +326,9 @@ func (m *Main) Run(ctx context.Context) error {
 	// gateway that can already be asked about it.
 	chanCtx, stopChannels := context.WithCancel(context.Background())
 	defer stopChannels()
+	memCtx, stopMemory := context.WithCancel(context.Background())
+	defer stopMemory()
+	mems.watch(memCtx)
 	if err := gw.StartChannels(chanCtx); err != nil {
 		log.Error("channels could not start; the gateway serves the CLI only", "err", err)
 	}

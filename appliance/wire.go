@@ -265,13 +265,22 @@ func agents(cfg *config.Config, reg *tool.Registry) ([]gateway.Agent, error) {
 				return nil, fmt.Errorf("agent %s: %w", id, err)
 			}
 		}
+		allowed := policy.Allowed(layers, tool.ExpandGroup)
+		if !ra.MemorySearch.IsEnabled() {
+			// memorySearch.enabled false: the memory tools are not offered
+			// (and the prompt's memory section goes with them).
+			inner := allowed
+			allowed = func(name string) bool {
+				return name != "memory_search" && name != "memory_get" && inner(name)
+			}
+		}
 		out = append(out, gateway.Agent{
 			ID:                ra.ID,
 			Name:              ra.Name,
 			Workspace:         ra.Workspace,
 			Model:             ra.Model.Primary,
 			Fallbacks:         ra.Model.Fallbacks,
-			Allowed:           policy.Allowed(layers, tool.ExpandGroup),
+			Allowed:           allowed,
 			PromptMode:        prompt.Mode(ra.PromptMode),
 			MaxTurns:          ra.MaxTurns,
 			Timeout:           time.Duration(ra.TimeoutSeconds) * time.Second,

@@ -18,7 +18,7 @@ func (e *Error) HTTPStatus() int {
 		return http.StatusForbidden
 	case CodeModelFailed:
 		return http.StatusBadGateway
-	case CodeAborted:
+	case CodeAborted, CodeMemoryOff:
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError
