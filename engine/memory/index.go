@@ -160,8 +160,11 @@ func (c *Config) defaults() {
 	if c.ChunkTokens <= 0 {
 		c.ChunkTokens = DefaultChunkTokens
 	}
-	if c.OverlapTokens < 0 || c.OverlapTokens >= c.ChunkTokens {
-		c.OverlapTokens = DefaultOverlapTokens
+	switch {
+	case c.OverlapTokens == 0:
+		c.OverlapTokens = min(DefaultOverlapTokens, c.ChunkTokens/5)
+	case c.OverlapTokens < 0 || c.OverlapTokens >= c.ChunkTokens:
+		c.OverlapTokens = 0 // negative: no overlap
 	}
 	if c.HNSWThreshold <= 0 {
 		c.HNSWThreshold = DefaultHNSWThreshold
@@ -268,7 +271,7 @@ func (ix *Index) load() {
 			g, err := ix.cfg.Graph.Read(f)
 			f.Close()
 			if err != nil || g.Len() != vec.n {
-				ix.log.Warn("memory index: graph unreadable; it is rebuilt", "err", err)
+				ix.log.Warn("memory index: graph unreadable; it is rebuilt", "err", err, "nodes", lenOf(g), "vectors", vec.n)
 			} else {
 				ix.graph = g
 			}
@@ -354,7 +357,9 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 	if ix.text == nil && ix.cfg.OpenText != nil {
 		// A keyword index that failed before: try again (a disk that was full).
 		if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
+			ix.mu.Lock()
 			ix.text, ix.textBroken = t, ""
+			ix.mu.Unlock()
 			force = true
 		}
 	}
@@ -871,4 +876,11 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+func lenOf(g Graph) int {
+	if g == nil {
+		return -1
+	}
+	return g.Len()
 }

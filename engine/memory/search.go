@@ -148,7 +148,9 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 			query = query[:len(query)-1]
 		}
 	}
-	if !opt.NoSync && ix.dirty.Load() && ix.syncMu.TryLock() {
+	// Without a watcher (none started, or it failed) every search checks
+	// the files: a walk and a stat each when nothing changed.
+	if !opt.NoSync && (ix.dirty.Load() || !ix.watching.Load()) && ix.syncMu.TryLock() {
 		ix.syncMu.Unlock() // Sync takes it again; another caller may win the race, which is fine
 		if _, err := ix.Sync(ctx, false, nil); err != nil && ctx.Err() == nil {
 			ix.log.Warn("memory index: sync before search failed; searching what is indexed", "err", err)
@@ -177,10 +179,15 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 	ix.mu.RLock()
 	text, vec, graph := ix.text, ix.vec, ix.graph
 	provider := ix.activeProvider()
+	fallback, textBroken := ix.meta.Fallback, ix.textBroken
+	vecN := 0
+	if vec != nil {
+		vecN = vec.n
+	}
 	ix.mu.RUnlock()
 
 	useText := text != nil && opt.Mode != ModeVector
-	useVec := vec != nil && vec.n > 0 && provider != nil && opt.Mode != ModeText
+	useVec := vecN > 0 && provider != nil && opt.Mode != ModeText
 	if useText && useVec && !q.Hybrid && opt.Mode == ModeHybrid {
 		useText = false
 	}
@@ -249,12 +256,12 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 		resp.Mode = ModeVector
 	default:
 		resp.Mode = "none"
-		if text == nil && ix.textBroken != "" {
-			warns = append(warns, "no keyword index: "+ix.textBroken)
+		if text == nil && textBroken != "" {
+			warns = append(warns, "no keyword index: "+textBroken)
 		}
 	}
 	if provider != nil && useVec {
-		resp.Provider, resp.Model, resp.Fallback = provider.Name, provider.Model, ix.meta.Fallback
+		resp.Provider, resp.Model, resp.Fallback = provider.Name, provider.Model, fallback
 	}
 	resp.Warning = strings.Join(warns, "; ")
 
@@ -288,14 +295,23 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 	if q.MMR && len(list) > 1 {
 		list = mmr(list, q.MaxResults, q.MMRLambda, snippet)
 	}
-	for _, c := range list[:min(len(list), q.MaxResults)] {
+	seen := map[[3]any]bool{} // pieces of one long line share its range and snippet
+	for _, c := range list {
+		if len(resp.Results) == q.MaxResults {
+			break
+		}
+		k := [3]any{c.ref.Path, c.ref.StartLine, c.ref.EndLine}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
 		resp.Results = append(resp.Results, Result{
 			Path: c.ref.Path, StartLine: c.ref.StartLine, EndLine: c.ref.EndLine,
 			Score: math.Round(c.score*1e4) / 1e4, Snippet: snippet(c), Source: "memory",
 		})
 	}
 	if resp.Mode == "none" && len(ix.cfg.Providers) == 0 && text == nil {
-		return resp, errors.New("memory search has no index: " + ix.textBroken)
+		return resp, errors.New("memory search has no index: " + textBroken)
 	}
 	return resp, nil
 }
