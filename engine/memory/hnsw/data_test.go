@@ -92,12 +92,21 @@ func (d dataset) exact(q []float32, k int, live func(uint32) bool) []uint32 {
 	return ids
 }
 
-// recall is the mean share of the exact k best found by g.Search.
-func recall(g *Graph, d dataset, queries dataset, k, ef int, live func(uint32) bool) float64 {
+// truth is the exact k best ids for each query among live nodes.
+func (d dataset) truth(queries dataset, k int, live func(uint32) bool) [][]uint32 {
+	t := make([][]uint32, len(queries))
+	for i, q := range queries {
+		t[i] = d.exact(q, k, live)
+	}
+	return t
+}
+
+// recallAt is the mean share of the exact best (truth) found by g.Search.
+func recallAt(g *Graph, d dataset, queries dataset, truth [][]uint32, ef int) float64 {
 	var hit, total int
-	for _, q := range queries {
-		want := d.exact(q, k, live)
-		got := g.Search(d.query(q), k, ef)
+	for i, q := range queries {
+		want := truth[i]
+		got := g.Search(d.query(q), len(want), ef)
 		for _, w := range want {
 			if slices.ContainsFunc(got, func(n Neighbor) bool { return n.ID == w }) {
 				hit++
@@ -106,6 +115,11 @@ func recall(g *Graph, d dataset, queries dataset, k, ef int, live func(uint32) b
 		total += len(want)
 	}
 	return float64(hit) / float64(total)
+}
+
+// recall is recallAt with the truth computed here.
+func recall(g *Graph, d dataset, queries dataset, k, ef int, live func(uint32) bool) float64 {
+	return recallAt(g, d, queries, d.truth(queries, k, live), ef)
 }
 
 func build(d dataset, cfg Config) *Graph {

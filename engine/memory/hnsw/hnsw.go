@@ -157,8 +157,9 @@ func (g *Graph) Add(id uint32, sim Sim) error {
 		w := g.searchLayer(q, eps, g.cfg.EfConstruction, l, s, id)
 		// The paper gives a new node M links on every layer; layer 0 may
 		// grow to 2M later through back-links.
-		sel := selectHeuristic(w, g.cfg.M, sim, s.sel[:0])
-		s.sel = sel
+		// s.picked, not s.sel: link below reuses s.sel.
+		sel := selectHeuristic(w, g.cfg.M, sim, s.picked[:0])
+		s.picked = sel
 		own := make([]uint32, len(sel), min(len(sel)+len(sel)/2+1, g.maxLinks(l)))
 		for i, n := range sel {
 			own[i] = n.ID
@@ -258,12 +259,13 @@ func (g *Graph) greedy(q func(uint32) float32, ep Neighbor, l int) Neighbor {
 // scratch is per-search working memory. marks is a visited set stamped with
 // gen, so starting a search costs an increment, not a clear.
 type scratch struct {
-	marks []uint32
-	gen   uint32
-	cand  maxHeap
-	res   minHeap
-	cands []Neighbor
-	sel   []Neighbor
+	marks  []uint32
+	gen    uint32
+	cand   maxHeap
+	res    minHeap
+	cands  []Neighbor
+	sel    []Neighbor
+	picked []Neighbor
 }
 
 func (g *Graph) getScratch() *scratch {
@@ -391,6 +393,26 @@ func (g *Graph) Delete(id uint32, sim Sim) {
 			g.repair(uint32(u), l, dl[l], sim, s)
 		}
 	}
+	// A former neighbour of id whose only in-link was id's is now cut off
+	// (the relinking above may have preferred others). Give it one back.
+	for l, lst := range dl {
+		s.reset()
+		for _, x := range lst {
+			s.marks[x] = s.gen
+		}
+		for _, ul := range g.nodes {
+			if len(ul) > l {
+				for _, v := range ul[l] {
+					s.marks[v] = s.gen - 1 // has an in-link
+				}
+			}
+		}
+		for _, x := range lst {
+			if s.marks[x] == s.gen && (x != g.entry || l > 0) {
+				g.adopt(x, l, sim)
+			}
+		}
+	}
 	if g.entry == id {
 		// The new entry is a node of the highest remaining level, preferring
 		// a former neighbour of id so searches start in the same region.
@@ -411,6 +433,32 @@ func (g *Graph) Delete(id uint32, sim Sim) {
 	}
 }
 
+// adopt links x, which nothing links to on layer l, from its most similar
+// neighbour there, displacing that node's least similar link if it is full.
+func (g *Graph) adopt(x uint32, l int, sim Sim) {
+	best, bestS := x, float32(math.Inf(-1))
+	for _, y := range g.nodes[x][l] {
+		if s := sim(x, y); s > bestS {
+			best, bestS = y, s
+		}
+	}
+	if best == x {
+		return
+	}
+	lst := g.nodes[best][l]
+	if len(lst) < g.maxLinks(l) {
+		g.nodes[best][l] = append(lst, x)
+		return
+	}
+	worst, worstS := 0, float32(math.Inf(1))
+	for i, y := range lst {
+		if s := sim(best, y); s < worstS {
+			worst, worstS = i, s
+		}
+	}
+	lst[worst] = x
+}
+
 // repair refills u's list on layer l from its remaining neighbours and extra
 // (the deleted node's neighbours there).
 func (g *Graph) repair(u uint32, l int, extra []uint32, sim Sim, s *scratch) {
@@ -427,6 +475,17 @@ func (g *Graph) repair(u uint32, l int, extra []uint32, sim Sim, s *scratch) {
 	}
 	sortBest(c)
 	sel := selectHeuristic(c, g.maxLinks(l), sim, s.sel[:0])
+	// keepPrunedConnections: fill the list with the best of the rest. A
+	// repair has only local candidates, and dropping any of them risks
+	// cutting a node off.
+	for _, x := range c {
+		if len(sel) >= g.maxLinks(l) {
+			break
+		}
+		if !slices.Contains(sel, x) {
+			sel = append(sel, x)
+		}
+	}
 	if len(sel) > cap(cur) {
 		cur = make([]uint32, 0, len(sel))
 	}
