@@ -291,6 +291,11 @@ func readMeta(path string) (*meta, error) {
 	return &m, nil
 }
 
+func (ix *Index) dirGone() bool {
+	_, err := os.Stat(filepath.Join(ix.cfg.Dir, "meta.json"))
+	return errors.Is(err, os.ErrNotExist)
+}
+
 // MarkDirty tells the index that files changed (the watcher calls it).
 func (ix *Index) MarkDirty() { ix.dirty.Store(true) }
 
@@ -363,7 +368,7 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 			force = true
 		}
 	}
-	if _, err := os.Stat(ix.cfg.Dir); errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(ix.cfg.Dir); errors.Is(err, os.ErrNotExist) || (ix.meta.Generation > 0 && ix.dirGone()) {
 		// The index directory was deleted under us: start over.
 		if err := ix.reopen(); err != nil {
 			return nil, err

@@ -150,7 +150,9 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 	}
 	// Without a watcher (none started, or it failed) every search checks
 	// the files: a walk and a stat each when nothing changed.
-	if !opt.NoSync && (ix.dirty.Load() || !ix.watching.Load()) && ix.syncMu.TryLock() {
+	// A deleted index directory is noticed here too (one stat): it is
+	// rebuilt from the files rather than served from unlinked files.
+	if !opt.NoSync && (ix.dirty.Load() || !ix.watching.Load() || ix.dirGone()) && ix.syncMu.TryLock() {
 		ix.syncMu.Unlock() // Sync takes it again; another caller may win the race, which is fine
 		if _, err := ix.Sync(ctx, false, nil); err != nil && ctx.Err() == nil {
 			ix.log.Warn("memory index: sync before search failed; searching what is indexed", "err", err)
