@@ -7,7 +7,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -157,16 +156,8 @@ func sharedIndex(b *testing.B, n int) string {
 	return dir
 }
 
-func heapBytes() int64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return int64(m.HeapAlloc)
-}
-
 func benchSearch(b *testing.B, n int) {
 	dir := sharedIndex(b, n)
-	heap0 := heapBytes()
 	x, rebuilt, err := Open(dir)
 	if err != nil || rebuilt {
 		b.Fatalf("Open: rebuilt=%v %v", rebuilt, err)
@@ -187,9 +178,6 @@ func benchSearch(b *testing.B, n int) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(diskBytes(dir)), "disk-bytes")
-	// Live Go heap held by the open index after the searches (segments
-	// are mmapped: their pages are page cache, not heap).
-	b.ReportMetric(float64(heapBytes()-heap0), "heap-bytes")
 }
 
 func BenchmarkSearch10k(b *testing.B)  { benchSearch(b, 10_000) }
