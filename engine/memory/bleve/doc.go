@@ -45,6 +45,7 @@
 // queries 3-8 such words, k = 10):
 //
 //	search, 10k docs     ~1.8 ms     index on disk  11.5 MB
-//	search, 100k docs    see below   index on disk  see below
+//	search, 100k docs    ~13.5 ms    index on disk  82.9 MB
 //	build 10k docs       ~45 s (10 batches; each waits for persistence)
+//	build 100k docs      ~10 min (same machine, other work running)
 package bleve
