@@ -7,6 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
 	"unicode/utf8"
 
 	blevesearch "github.com/blevesearch/bleve/v2"
@@ -41,12 +44,26 @@ const (
 	// newMapping changes.
 	mappingVersion = "openclaw-memory-1"
 	versionKey     = "openclaw.mapping"
+
+	// Every batch also writes a generation number into the index (in the
+	// same batch, so atomically) and, once the batch is persisted, into
+	// genFile next to it. Scorch, when the newest snapshot's segment files
+	// are missing or unreadable, logs and silently falls back to an older
+	// snapshot (or an empty one); the two numbers then disagree and Open
+	// rebuilds instead of serving stale results. A crash between the two
+	// writes also reads as a mismatch: a needless but harmless rebuild.
+	genKey  = "openclaw.gen"
+	genFile = "openclaw-gen"
 )
 
 // Index is the BM25 keyword index of memory chunks, a scorch index.
 type Index struct {
 	bi       blevesearch.Index
 	analyzer analysis.Analyzer
+	dir      string
+
+	mu  sync.Mutex // serialises batches and their generation
+	gen uint64
 }
 
 var _ memory.TextIndex = (*Index)(nil)
@@ -103,9 +120,9 @@ func newMapping() *mapping.IndexMappingImpl {
 // or a fresh index that cannot be created, is an error.
 func Open(dir string) (idx *Index, rebuilt bool, err error) {
 	if _, statErr := os.Lstat(dir); statErr == nil {
-		bi, openErr := openExisting(dir)
+		bi, gen, openErr := openExisting(dir)
 		if openErr == nil {
-			return wrap(bi), false, nil
+			return wrap(bi, dir, gen), false, nil
 		}
 		if err := removeAll(dir); err != nil {
 			return nil, false, fmt.Errorf("memory index %s cannot be opened (%v) nor removed to rebuild it: %w", dir, openErr, err)
@@ -118,18 +135,35 @@ func Open(dir string) (idx *Index, rebuilt bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return wrap(bi), rebuilt, nil
+	return wrap(bi, dir, 0), rebuilt, nil
 }
 
-func wrap(bi blevesearch.Index) *Index {
+func wrap(bi blevesearch.Index, dir string, gen uint64) *Index {
 	a := bi.Mapping().AnalyzerNamed(en.AnalyzerName)
-	return &Index{bi: bi, analyzer: a}
+	return &Index{bi: bi, analyzer: a, dir: dir, gen: gen}
+}
+
+func writeGen(dir string, gen uint64) error {
+	p := filepath.Join(dir, genFile)
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strconv.FormatUint(gen, 10)), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func readGen(dir string) (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, genFile))
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
 }
 
 // openExisting opens dir and checks it is an index this package made and
 // that it answers. Any failure, a panic inside bleve on garbled files
 // included, means "rebuild".
-func openExisting(dir string) (bi blevesearch.Index, err error) {
+func openExisting(dir string) (bi blevesearch.Index, gen uint64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("panic opening index: %v", r)
@@ -139,30 +173,41 @@ func openExisting(dir string) (bi blevesearch.Index, err error) {
 			bi = nil
 		}
 	}()
+	want, err := readGen(dir)
+	if err != nil {
+		return nil, 0, err
+	}
 	bi, err = blevesearch.Open(dir)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	v, err := bi.GetInternal([]byte(versionKey))
 	if err != nil {
-		return bi, err
+		return bi, 0, err
 	}
 	if string(v) != mappingVersion {
-		return bi, fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
+		return bi, 0, fmt.Errorf("mapping version %q, want %q", v, mappingVersion)
 	}
 	if im, ok := bi.Mapping().(*mapping.IndexMappingImpl); !ok || im.ScoringModel != index.BM25Scoring {
-		return bi, errors.New("index mapping does not score with BM25")
+		return bi, 0, errors.New("index mapping does not score with BM25")
 	}
-	// Touch the data: a missing or truncated segment fails here rather
-	// than at the first search.
+	g, err := bi.GetInternal([]byte(genKey))
+	if err != nil {
+		return bi, 0, err
+	}
+	if got, perr := strconv.ParseUint(string(g), 10, 64); perr != nil || got != want {
+		return bi, 0, fmt.Errorf("index generation %q, %s says %d: scorch fell back to an older snapshot", g, genFile, want)
+	}
+	// Touch the data: an unreadable segment fails here rather than at the
+	// first search.
 	if _, err = bi.DocCount(); err != nil {
-		return bi, err
+		return bi, 0, err
 	}
 	req := blevesearch.NewSearchRequestOptions(query.NewMatchAllQuery(), 1, 0, false)
 	if _, err = bi.Search(req); err != nil {
-		return bi, err
+		return bi, 0, err
 	}
-	return bi, nil
+	return bi, want, nil
 }
 
 func closeQuietly(bi blevesearch.Index) {
@@ -178,7 +223,14 @@ func create(dir string) (blevesearch.Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory index %s: create: %w", dir, err)
 	}
-	if err := bi.SetInternal([]byte(versionKey), []byte(mappingVersion)); err != nil {
+	b := bi.NewBatch()
+	b.SetInternal([]byte(versionKey), []byte(mappingVersion))
+	b.SetInternal([]byte(genKey), []byte("0"))
+	err = bi.Batch(b)
+	if err == nil {
+		err = writeGen(dir, 0)
+	}
+	if err != nil {
 		_ = bi.Close()
 		return nil, fmt.Errorf("memory index %s: create: %w", dir, err)
 	}
@@ -197,8 +249,21 @@ func (x *Index) Index(docs []memory.Doc) error {
 			return fmt.Errorf("memory index: doc %s: %w", d.ID, err)
 		}
 	}
+	return x.apply(b)
+}
+
+// apply runs b with the next generation and records that generation.
+func (x *Index) apply(b *blevesearch.Batch) error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	gen := x.gen + 1
+	b.SetInternal([]byte(genKey), []byte(strconv.FormatUint(gen, 10)))
 	if err := x.bi.Batch(b); err != nil {
 		return fmt.Errorf("memory index: %w", err)
+	}
+	x.gen = gen
+	if err := writeGen(x.dir, gen); err != nil {
+		return fmt.Errorf("memory index: batch applied, generation not recorded (the next Open rebuilds): %w", err)
 	}
 	return nil
 }
@@ -212,10 +277,7 @@ func (x *Index) Delete(ids []string) error {
 	for _, id := range ids {
 		b.Delete(id)
 	}
-	if err := x.bi.Batch(b); err != nil {
-		return fmt.Errorf("memory index: %w", err)
-	}
-	return nil
+	return x.apply(b)
 }
 
 // Search returns at most k hits, best first. The query is plain text, never
