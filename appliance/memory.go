@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -104,36 +103,10 @@ func memoryConfig(ms config.MemorySearch, agentID, workspace, dir string, provid
 		AgentID: agentID, Workspace: workspace, ExtraPaths: ms.ExtraPaths, Dir: dir,
 		OpenText:  func(dir string) (memory.TextIndex, bool, error) { return membleve.Open(dir) },
 		Providers: providers, Cache: cache,
-		Graph:       &memory.GraphCodec{New: newGraph, Read: readGraph, Ef: hnswEf},
+		Graph:       hnsw.Codec(hnsw.Config{}, hnswEf),
 		ChunkTokens: ms.Chunking.Tokens, OverlapTokens: ms.Chunking.Overlap,
 		Query: q, Logger: log,
 	}
-}
-
-// graph adapts *hnsw.Graph to memory.Graph.
-type graph struct{ g *hnsw.Graph }
-
-func newGraph() memory.Graph { return graph{hnsw.New(hnsw.Config{EfSearch: hnswEf})} }
-
-func readGraph(r io.Reader) (memory.Graph, error) {
-	g, err := hnsw.Read(r)
-	if err != nil {
-		return nil, err
-	}
-	return graph{g}, nil
-}
-
-func (g graph) Add(id uint32, sim func(a, b uint32) float32) error { return g.g.Add(id, sim) }
-func (g graph) Delete(id uint32, sim func(a, b uint32) float32)    { g.g.Delete(id, sim) }
-func (g graph) Len() int                                           { return g.g.Len() }
-func (g graph) WriteTo(w io.Writer) (int64, error)                 { return g.g.WriteTo(w) }
-func (g graph) Search(q func(uint32) float32, k, ef int) []memory.Neighbor {
-	ns := g.g.Search(q, k, ef)
-	out := make([]memory.Neighbor, len(ns))
-	for i, n := range ns {
-		out[i] = memory.Neighbor{ID: n.ID, Score: n.Score}
-	}
-	return out
 }
 
 // embeddingProviders resolves memorySearch.provider and fallback. "" picks
@@ -201,6 +174,8 @@ func embeddingProvider(cfg *config.Config, ms config.MemorySearch, name, model s
 		}
 		p := memory.Provider{Name: "local", Model: entry, Endpoint: path, Embedder: pool.Model(config.LocalProvider, entry, path)}
 		if cm, ok := registry.Lookup(entry); ok {
+			p.QueryPrefix, p.DocumentPrefix = cm.QueryPrefix, cm.DocumentPrefix
+		} else if cm, ok := catalog.ByFile(filepath.Base(path)); ok {
 			p.QueryPrefix, p.DocumentPrefix = cm.QueryPrefix, cm.DocumentPrefix
 		}
 		return p, nil

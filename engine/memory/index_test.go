@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -100,17 +99,7 @@ func (e *env) config(providers ...memory.Provider) memory.Config {
 		AgentID: "main", Workspace: e.ws, Dir: e.dir,
 		OpenText:  func(d string) (memory.TextIndex, bool, error) { return membleve.Open(d) },
 		Providers: providers, Cache: e.cache,
-		Graph: &memory.GraphCodec{
-			New:  func() memory.Graph { return graphOf{hnsw.New(hnsw.Config{})} },
-			Read: func(r io.Reader) (memory.Graph, error) {
-				g, err := hnsw.Read(r)
-				if err != nil {
-					return nil, err
-				}
-				return graphOf{g}, nil
-			},
-			Ef:   96,
-		},
+		Graph: hnsw.Codec(hnsw.Config{}, 96),
 		Query: noFloor(), Logger: slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	}
 }
@@ -125,20 +114,6 @@ func noFloor() memory.QueryConfig {
 
 func (e *env) provider() memory.Provider {
 	return memory.Provider{Name: "test", Model: "words-64", Embedder: e.emb, QueryPrefix: "query: "}
-}
-
-type graphOf struct{ g *hnsw.Graph }
-
-func (g graphOf) Add(id uint32, sim func(a, b uint32) float32) error { return g.g.Add(id, sim) }
-func (g graphOf) Delete(id uint32, sim func(a, b uint32) float32)    { g.g.Delete(id, sim) }
-func (g graphOf) Len() int                                           { return g.g.Len() }
-func (g graphOf) WriteTo(w io.Writer) (int64, error)                 { return g.g.WriteTo(w) }
-func (g graphOf) Search(q func(uint32) float32, k, ef int) []memory.Neighbor {
-	var out []memory.Neighbor
-	for _, n := range g.g.Search(q, k, ef) {
-		out = append(out, memory.Neighbor{ID: n.ID, Score: n.Score})
-	}
-	return out
 }
 
 func open(t *testing.T, cfg memory.Config) *memory.Index {
@@ -256,7 +231,7 @@ func TestEmbeddingCacheAndDeletedIndex(t *testing.T) {
 // a crash or a failed search.
 func TestCorruptIndexRebuilt(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, dir string)
 	}{
 		{"meta garbage", func(t *testing.T, dir string) { writeFile(t, filepath.Join(dir, "meta.json"), "{not json") }},

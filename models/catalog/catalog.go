@@ -164,6 +164,17 @@ func Builtin() []Model {
 // Lookup finds a model of the embedded catalog by name.
 func Lookup(name string) (Model, bool) { return lookup(builtin, name) }
 
+// ByFile returns the built-in catalog model whose file name is base (a
+// model imported or configured by path still gets its task prefixes).
+func ByFile(base string) (Model, bool) {
+	for _, m := range builtin {
+		if m.File != "" && strings.EqualFold(m.File, base) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
 func lookup(ms []Model, name string) (Model, bool) {
 	for _, m := range ms {
 		if m.Name == name {
