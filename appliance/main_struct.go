@@ -202,6 +202,7 @@ func (m *Main) Run(ctx context.Context) error {
 	defer pool.Close()
 	mems = newMemories(cfg, m.StateDir, ags, registry, pool, log)
 	defer mems.close()
+	mems.hookSessions(ags)
 	resolver := &models{
 		cfg: cfg, pool: pool, registry: registry, log: log,
 		client:    httpapi.NewClient(),

@@ -106,6 +106,7 @@ func memoryConfig(ms config.MemorySearch, agentID, workspace, dir string, provid
 		Graph:       hnsw.Codec(hnsw.Config{}, hnswEf),
 		ChunkTokens: ms.Chunking.Tokens, OverlapTokens: ms.Chunking.Overlap,
 		Query: q, Logger: log,
+		NoSyncOnSearch: ms.Sync.OnSearch != nil && !*ms.Sync.OnSearch,
 	}
 }
 
@@ -153,7 +154,7 @@ func embeddingProvider(cfg *config.Config, ms config.MemorySearch, name, model s
 			if err != nil {
 				return memory.Provider{}, fmt.Errorf("local embedding model %q: %v", path, err)
 			}
-			entry, path = ms.Local.ModelPath, p
+			entry, path = path, p
 		}
 		if path == "" {
 			for _, e := range registry.List() {
@@ -240,15 +241,26 @@ func (m *memories) watch(ctx context.Context) {
 		s := m.syncCfg[id]
 		interval := time.Duration(s.IntervalMinutes) * time.Minute
 		if s.Watch != nil && !*s.Watch {
-			go func() {
-				<-ctx.Done()
-			}()
-			continue
+			go ix.RunInterval(ctx, interval) // searches check the files themselves
+		} else {
+			go ix.Watch(ctx, time.Duration(s.WatchDebounceMs)*time.Millisecond, interval)
 		}
-		go ix.Watch(ctx, time.Duration(s.WatchDebounceMs)*time.Millisecond, interval)
 		// The first sync in the background: the gateway is ready at once;
 		// a search before it finishes answers from what was indexed.
 		ix.SyncInBackground(ctx)
+	}
+}
+
+// hookSessions syncs an agent's index in the background when one of its
+// sessions starts (memorySearch.sync.onSessionStart, default on).
+func (m *memories) hookSessions(ags []gateway.Agent) {
+	for i := range ags {
+		ix := m.byAgent[ags[i].ID]
+		s := m.syncCfg[ags[i].ID]
+		if ix == nil || (s.OnSessionStart != nil && !*s.OnSessionStart) {
+			continue
+		}
+		ags[i].SessionStart = func() { ix.SyncInBackground(context.Background()) }
 	}
 }
 

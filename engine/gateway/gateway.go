@@ -116,6 +116,9 @@ type Agent struct {
 	// ContextTokens caps the window (agents.defaults.contextTokens); 0: none.
 	ContextTokens int
 	Compaction    Compaction
+	// SessionStart, if set, is called when a message starts a new session
+	// (none yet, or the old one expired); it must return at once.
+	SessionStart func()
 }
 
 // Compaction is an agent's compaction and memory-flush configuration

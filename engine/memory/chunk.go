@@ -51,11 +51,64 @@ func ChunkText(path string, content []byte, tokens, overlap int) []Chunk {
 	}
 	maxBytes, overlapBytes := tokens*bytesPerToken, overlap*bytesPerToken
 
+	// One pass over content: only the lines of the chunk being built are
+	// held (a file of millions of empty lines costs no more than one chunk).
 	type line struct {
 		n    int
 		text []byte
 	}
-	var lines []line
+	var out []Chunk
+	var cur []line
+	size, fresh := 0, 0 // fresh: lines in cur that no chunk holds yet
+	seen := map[[2]int]string{}
+	var b bytes.Buffer // reused: a chunk's text is copied out by String
+	flush := func() {
+		blank := true
+		for _, l := range cur {
+			if len(bytes.TrimSpace(l.text)) > 0 {
+				blank = false
+				break
+			}
+		}
+		b.Reset()
+		for i, l := range cur {
+			if blank {
+				break
+			}
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.Write(l.text)
+		}
+		if !blank {
+			sum := sha256.Sum256(b.Bytes())
+			c := Chunk{Path: path, StartLine: cur[0].n, EndLine: cur[len(cur)-1].n, Text: b.String(), Hash: hex.EncodeToString(sum[:])}
+			// Identical pieces of one long line would share an id: one is enough.
+			if k := [2]int{c.StartLine, c.EndLine}; seen[k] != c.Hash {
+				seen[k] = c.Hash
+				out = append(out, c)
+			}
+		}
+		// Keep the tail lines that make up the overlap.
+		keep, kept := len(cur), 0
+		for keep > 0 && kept+len(cur[keep-1].text)+1 <= overlapBytes {
+			keep--
+			kept += len(cur[keep].text) + 1
+		}
+		if keep == 0 { // the whole chunk would be overlap: progress first
+			keep, kept = len(cur), 0
+		}
+		cur = cur[:copy(cur, cur[keep:])] // in place: no allocation per chunk
+		size, fresh = kept, 0
+	}
+	push := func(l line) {
+		if fresh > 0 && size+len(l.text)+1 > maxBytes {
+			flush()
+		}
+		cur = append(cur, l)
+		size += len(l.text) + 1
+		fresh++
+	}
 	n := 0
 	for len(content) > 0 {
 		n++
@@ -75,52 +128,10 @@ func ChunkText(path string, content []byte, tokens, overlap int) []Chunk {
 			if cut == 0 {
 				cut = maxBytes
 			}
-			lines = append(lines, line{n, l[:cut]})
+			push(line{n, l[:cut]})
 			l = l[cut:]
 		}
-		lines = append(lines, line{n, l})
-	}
-
-	var out []Chunk
-	var cur []line
-	size := 0
-	flush := func() {
-		if len(cur) == 0 {
-			return
-		}
-		var b bytes.Buffer
-		for i, l := range cur {
-			if i > 0 {
-				b.WriteByte('\n')
-			}
-			b.Write(l.text)
-		}
-		if len(bytes.TrimSpace(b.Bytes())) > 0 {
-			sum := sha256.Sum256(b.Bytes())
-			out = append(out, Chunk{Path: path, StartLine: cur[0].n, EndLine: cur[len(cur)-1].n, Text: b.String(), Hash: hex.EncodeToString(sum[:])})
-		}
-		// Keep the tail lines that make up the overlap.
-		keep, kept := len(cur), 0
-		for keep > 0 && kept+len(cur[keep-1].text)+1 <= overlapBytes {
-			keep--
-			kept += len(cur[keep].text) + 1
-		}
-		if keep == 0 { // the whole chunk would be overlap: progress first
-			keep = len(cur)
-			kept = 0
-		}
-		cur = append(cur[:0:0], cur[keep:]...)
-		size = kept
-	}
-	fresh := 0 // lines in cur that no chunk holds yet
-	for _, l := range lines {
-		if fresh > 0 && size+len(l.text)+1 > maxBytes {
-			flush()
-			fresh = 0
-		}
-		cur = append(cur, l)
-		size += len(l.text) + 1
-		fresh++
+		push(line{n, l})
 	}
 	if fresh > 0 {
 		flush()

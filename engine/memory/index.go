@@ -12,10 +12,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -87,6 +89,9 @@ type Config struct {
 	// (if Graph is set); 0 means DefaultHNSWThreshold.
 	HNSWThreshold int
 	Query         QueryConfig
+	// NoSyncOnSearch: searches never sync (memorySearch.sync.onSearch
+	// false); the watcher, the interval and session starts do.
+	NoSyncOnSearch bool
 	// EmbedBatch is how many chunks go to the embedder in one call.
 	EmbedBatch int
 	Logger     *slog.Logger
@@ -116,6 +121,7 @@ type Index struct {
 	watching   atomic.Bool
 	lastErr    atomic.Pointer[string]
 	textBroken string // why there is no keyword index, if there is none
+	forceNext  bool   // the next sync rebuilds (set at load; read by sync)
 	syncing    atomic.Bool
 }
 
@@ -234,6 +240,19 @@ func (ix *Index) load() {
 		ix.meta = meta{Version: metaVersion, TextFingerprint: ix.textFingerprint(), Files: map[string]*fileMeta{}}
 		return
 	}
+	if err := m.validate(); err != nil {
+		ix.log.Warn("memory index: table of contents inconsistent; rebuilding from the files", "err", err)
+		if ix.text != nil {
+			_ = ix.text.Close()
+			ix.text = nil
+			_ = os.RemoveAll(filepath.Join(ix.cfg.Dir, "bleve"))
+			if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
+				ix.text = t
+			}
+		}
+		ix.meta = meta{Version: metaVersion, TextFingerprint: ix.textFingerprint(), Files: map[string]*fileMeta{}}
+		return
+	}
 	ix.meta = *m
 	if ix.meta.Files == nil {
 		ix.meta.Files = map[string]*fileMeta{}
@@ -266,6 +285,21 @@ func (ix *Index) load() {
 		ix.bySlot = map[uint32]*chunkRef{}
 	}
 	ix.vec = vec
+	// Keyword docs the table of contents does not list (a crash between
+	// the two writes) would take top-k places for good: start over.
+	if ix.text != nil {
+		if n, err := ix.text.Count(); err != nil || n != uint64(len(ix.byID)) {
+			ix.log.Warn("memory index: keyword index out of step; rebuilding it", "docs", n, "chunks", len(ix.byID))
+			_ = ix.text.Close()
+			ix.text = nil
+			_ = os.RemoveAll(filepath.Join(ix.cfg.Dir, "bleve"))
+			if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
+				ix.text = t
+			}
+			ix.forceNext = true // every chunk back into the keyword index
+
+		}
+	}
 	if vec != nil && m.GraphFile != "" && ix.cfg.Graph != nil {
 		if f, err := os.Open(filepath.Join(ix.cfg.Dir, m.GraphFile)); err == nil {
 			g, err := ix.cfg.Graph.Read(f)
@@ -277,6 +311,36 @@ func (ix *Index) load() {
 			}
 		}
 	}
+}
+
+var generatedFile = regexp.MustCompile(`^(vectors|hnsw)-[0-9]+\.bin$`)
+
+// validate refuses a table of contents that a crash, a disk error or a
+// hand edit left inconsistent: the index is rebuilt from the files.
+func (m *meta) validate() error {
+	slots := map[int64]bool{}
+	for p, f := range m.Files {
+		if f == nil || p == "" {
+			return fmt.Errorf("file %q has no entry", p)
+		}
+		for _, c := range f.Chunks {
+			if c == nil || c.ID == "" || c.StartLine < 1 || c.EndLine < c.StartLine {
+				return fmt.Errorf("%s: a bad chunk", p)
+			}
+			if c.Slot >= 0 {
+				if slots[c.Slot] {
+					return fmt.Errorf("%s: vector slot %d used twice", p, c.Slot)
+				}
+				slots[c.Slot] = true
+			}
+		}
+	}
+	for _, name := range []string{m.VectorsFile, m.GraphFile} {
+		if name != "" && !generatedFile.MatchString(name) {
+			return fmt.Errorf("bad file name %q", name)
+		}
+	}
+	return nil
 }
 
 func readMeta(path string) (*meta, error) {
@@ -375,7 +439,8 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		}
 		force = true
 	}
-	if force {
+	if force || ix.forceNext {
+		ix.forceNext = false
 		ix.reset()
 		res.Rebuilt = true
 	}
@@ -397,7 +462,7 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		if old != nil && old.Size == f.Size && old.MTime == f.MTime {
 			continue
 		}
-		b, err := readBounded(f.Abs)
+		b, err := ix.readMemory(f.Path)
 		if err != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", f.Path, err))
 			continue
@@ -512,12 +577,50 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 	return res, nil
 }
 
-func readBounded(path string) ([]byte, error) {
-	f, err := os.Open(path)
+// readMemory reads a memory file by its shown path without following a
+// symbolic link: the listing ignored links, and a file swapped for one
+// since (a sync in progress, a search between syncs) must not be read
+// through it. Workspace files are opened through os.Root with every
+// component checked; an extra path's file with O_NOFOLLOW.
+func (ix *Index) readMemory(shown string) ([]byte, error) {
+	if filepath.IsAbs(shown) {
+		return readBounded(shown, nil)
+	}
+	root, err := os.OpenRoot(ix.cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	parts := strings.Split(shown, "/")
+	for i := range parts[:len(parts)-1] {
+		fi, err := root.Lstat(strings.Join(parts[:i+1], "/"))
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			return nil, fmt.Errorf("%s is a symbolic link", strings.Join(parts[:i+1], "/"))
+		}
+	}
+	return readBounded(shown, root)
+}
+
+func readBounded(path string, root *os.Root) ([]byte, error) {
+	var f *os.File
+	var err error
+	if root != nil {
+		f, err = root.OpenFile(filepath.FromSlash(path), os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	} else {
+		f, err = os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -583,8 +686,20 @@ func (ix *Index) embedMissing(ctx context.Context, res *SyncResult, progress fun
 	var lastErr error
 	for i, p := range ix.cfg.Providers {
 		fp := p.fingerprint()
+		ix.mu.RLock()
+		switching := ix.meta.VectorFingerprint != "" && ix.meta.VectorFingerprint != fp
+		ix.mu.RUnlock()
+		if switching {
+			// Probe before dropping the vectors that work: a primary that is
+			// still down must not cost the fallback's whole index.
+			if _, err := p.Embedder.Embed(ctx, []string{p.DocumentPrefix + "probe"}); err != nil {
+				lastErr = err
+				ix.log.Warn("memory index: embedding provider failed", "provider", p.Name, "model", p.Model, "err", err)
+				continue
+			}
+		}
 		ix.mu.Lock()
-		if ix.meta.VectorFingerprint != "" && ix.meta.VectorFingerprint != fp {
+		if switching {
 			// Switching vector space: drop the old vectors.
 			for _, r := range ix.byID {
 				r.Slot = -1
@@ -638,7 +753,7 @@ func (ix *Index) embedWith(ctx context.Context, p Provider, fp string, fallback 
 	cached := map[string][]float32{}
 	if ix.cfg.Cache != nil {
 		var err error
-		if cached, err = ix.cfg.Cache.Get(p.Name, p.Model, hashes); err != nil {
+		if cached, err = ix.cfg.Cache.Get(p.Name, fp, hashes); err != nil {
 			ix.log.Warn("memory index: embedding cache unreadable", "err", err)
 			cached = map[string][]float32{}
 		}
@@ -654,7 +769,7 @@ func (ix *Index) embedWith(ctx context.Context, p Provider, fp string, fallback 
 	// Cached first: no provider call at all.
 	var need []*chunkRef
 	for _, r := range todo {
-		if v, ok := cached[r.Hash]; ok && len(v) > 0 {
+		if v, ok := cached[r.Hash]; ok && len(v) > 0 && (ix.vec == nil || len(v) == ix.vec.dim) {
 			if err := ix.store(p, fp, fallback, r, v); err != nil {
 				return err
 			}
@@ -665,18 +780,24 @@ func (ix *Index) embedWith(ctx context.Context, p Provider, fp string, fallback 
 		need = append(need, r)
 	}
 	report()
+	files := map[string]map[string]string{}
 	for i := 0; i < len(need); i += ix.cfg.EmbedBatch {
-		batch := need[i:min(i+ix.cfg.EmbedBatch, len(need))]
-		texts := make([]string, 0, len(batch))
-		for _, r := range batch {
+		var batch []*chunkRef
+		var texts []string
+		for _, r := range need[i:min(i+ix.cfg.EmbedBatch, len(need))] {
 			t, ok := text[r.Hash]
 			if !ok {
 				var err error
-				if t, err = ix.chunkText(r); err != nil {
-					t = "" // file changed since: the next sync re-chunks it
+				if t, err = ix.chunkText(r, files); err != nil {
+					ix.dirty.Store(true) // re-chunked by the next sync
+					continue
 				}
 			}
+			batch = append(batch, r)
 			texts = append(texts, p.DocumentPrefix+t)
+		}
+		if len(batch) == 0 {
+			continue
 		}
 		vecs, err := p.Embedder.Embed(ctx, texts)
 		if err != nil {
@@ -698,11 +819,11 @@ func (ix *Index) embedWith(ctx context.Context, p Provider, fp string, fallback 
 			res.Embedded++
 		}
 		if ix.cfg.Cache != nil {
-			if err := ix.cfg.Cache.Put(p.Name, p.Model, put); err != nil {
+			if err := ix.cfg.Cache.Put(p.Name, fp, put); err != nil {
 				ix.log.Warn("memory index: embedding cache not written", "err", err)
 			}
 		}
-		done += len(batch)
+		done = min(total, done+ix.cfg.EmbedBatch)
 		report()
 		if err := ctx.Err(); err != nil {
 			return err
@@ -763,17 +884,27 @@ func (ix *Index) maybeGraph() {
 	}
 }
 
-// chunkText reads a chunk's lines from its file.
-func (ix *Index) chunkText(r *chunkRef) (string, error) {
-	abs := r.Path
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(ix.cfg.Workspace, filepath.FromSlash(r.Path))
+// chunkText finds a chunk's text by cutting its file again (a piece of
+// a long line has no line range of its own) and matching the hash; files
+// caches the cut per file for one sync. A file that changed since is an
+// error: the chunk is left without a vector and the next sync re-chunks.
+func (ix *Index) chunkText(r *chunkRef, files map[string]map[string]string) (string, error) {
+	byHash, ok := files[r.Path]
+	if !ok {
+		b, err := ix.readMemory(r.Path)
+		if err == nil {
+			byHash = map[string]string{}
+			for _, c := range ChunkText(r.Path, b, ix.cfg.ChunkTokens, ix.cfg.OverlapTokens) {
+				byHash[c.Hash] = c.Text
+			}
+		}
+		files[r.Path] = byHash
 	}
-	b, err := readBounded(abs)
-	if err != nil {
-		return "", err
+	t, ok := byHash[r.Hash]
+	if !ok {
+		return "", fmt.Errorf("%s changed since it was indexed", r.Path)
 	}
-	return linesOf(b, r.StartLine, r.EndLine), nil
+	return t, nil
 }
 
 // linesOf returns lines start..end (1-based, inclusive) of b.
@@ -804,41 +935,48 @@ func linesOf(b []byte, start, end int) string {
 func (ix *Index) save() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	ix.meta.Generation++
-	gen := strconv.FormatInt(ix.meta.Generation, 10)
-	oldVec, oldGraph := ix.meta.VectorsFile, ix.meta.GraphFile
-	ix.meta.VectorsFile, ix.meta.GraphFile = "", ""
+	next := ix.meta // a copy: the live one changes only once all is written
+	next.Generation++
+	gen := strconv.FormatInt(next.Generation, 10)
+	next.VectorsFile, next.GraphFile = "", ""
 	if ix.vec != nil && ix.vec.n > 0 {
 		name := "vectors-" + gen + ".bin"
 		if err := ix.vec.writeFile(filepath.Join(ix.cfg.Dir, name)); err != nil {
 			return fmt.Errorf("memory index: write vectors: %w", err)
 		}
-		ix.meta.VectorsFile = name
+		next.VectorsFile = name
 		if ix.graph != nil {
 			name := "hnsw-" + gen + ".bin"
 			if err := writeGraph(filepath.Join(ix.cfg.Dir, name), ix.graph); err != nil {
+				_ = os.Remove(filepath.Join(ix.cfg.Dir, next.VectorsFile))
 				return fmt.Errorf("memory index: write graph: %w", err)
 			}
-			ix.meta.GraphFile = name
+			next.GraphFile = name
 		}
 	} else {
-		ix.meta.VectorFingerprint, ix.meta.Dim = "", 0
-		if ix.vec != nil && ix.vec.n == 0 {
-			ix.vec = nil
-		}
+		next.VectorFingerprint, next.Dim = "", 0
 	}
-	ix.meta.LastSync = ix.cfg.Now().UTC()
-	b, err := json.Marshal(&ix.meta)
+	next.LastSync = ix.cfg.Now().UTC()
+	b, err := json.Marshal(&next)
+	if err == nil {
+		err = writeAtomic(filepath.Join(ix.cfg.Dir, "meta.json"), b)
+	}
 	if err != nil {
-		return err
-	}
-	if err := writeAtomic(filepath.Join(ix.cfg.Dir, "meta.json"), b); err != nil {
+		for _, f := range []string{next.VectorsFile, next.GraphFile} {
+			if f != "" {
+				_ = os.Remove(filepath.Join(ix.cfg.Dir, f))
+			}
+		}
 		return fmt.Errorf("memory index: write table of contents: %w", err)
 	}
-	for _, old := range []string{oldVec, oldGraph} {
-		if old != "" && old != ix.meta.VectorsFile && old != ix.meta.GraphFile {
+	for _, old := range []string{ix.meta.VectorsFile, ix.meta.GraphFile} {
+		if old != "" && old != next.VectorsFile && old != next.GraphFile {
 			_ = os.Remove(filepath.Join(ix.cfg.Dir, old))
 		}
+	}
+	ix.meta = next
+	if ix.vec != nil && ix.vec.n == 0 {
+		ix.vec = nil
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -448,3 +449,119 @@ func TestResultBounds(t *testing.T) {
 }
 
 func init() { _ = os.Getenv }
+
+// A file swapped for a symbolic link after it was indexed: the snippet is
+// never read through the link (review finding: a sandboxed agent could
+// make the gateway read host files).
+func TestSnippetNeverFollowsLink(t *testing.T) {
+	e := newEnv(t)
+	ix := open(t, e.config())
+	if r := search(t, ix, "green tea", memory.Options{}); top(r) != "MEMORY.md" {
+		t.Fatal(r)
+	}
+	secret := filepath.Join(filepath.Dir(e.ws), "secret.txt")
+	writeFile(t, secret, "green tea API_KEY=sk-live-hunter2\n")
+	os.Remove(filepath.Join(e.ws, "MEMORY.md"))
+	if err := os.Symlink(secret, filepath.Join(e.ws, "MEMORY.md")); err != nil {
+		t.Fatal(err)
+	}
+	r := search(t, ix, "green tea", memory.Options{NoSync: true})
+	for _, x := range r.Results {
+		if strings.Contains(x.Snippet, "hunter2") {
+			t.Fatalf("snippet read through a link: %+v", x)
+		}
+	}
+	// And the sync drops the file (links are ignored).
+	if r := search(t, ix, "hunter2", memory.Options{}); len(r.Results) != 0 {
+		t.Errorf("%+v", r.Results)
+	}
+	// A memory/ that became a link to a folder outside.
+	os.RemoveAll(filepath.Join(e.ws, "memory"))
+	os.Symlink(filepath.Dir(secret), filepath.Join(e.ws, "memory"))
+	if r := search(t, ix, "hunter2", memory.Options{}); len(r.Results) != 0 {
+		t.Errorf("through a linked memory/: %+v", r.Results)
+	}
+}
+
+// Table-of-contents corruption that parses as JSON: never a panic at
+// start, rebuilt from the files.
+func TestCorruptMetaNoPanic(t *testing.T) {
+	for name, body := range map[string]string{
+		"nil chunk": `{"chunks":[null]}`,
+		"nil file":  `null`,
+		"dup slot":  `{"chunks":[{"id":"a","start":1,"end":1,"slot":0},{"id":"b","start":2,"end":2,"slot":0}]}`,
+		"bad lines": `{"chunks":[{"id":"a","start":5,"end":1,"slot":-1}]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t)
+			ix := open(t, e.config(e.provider()))
+			if _, err := ix.Sync(context.Background(), false, nil); err != nil {
+				t.Fatal(err)
+			}
+			ix.Close()
+			b, _ := os.ReadFile(filepath.Join(e.dir, "meta.json"))
+			s := string(b)
+			i := strings.Index(s, `"files":{`)
+			s = s[:i] + `"files":{"MEMORY.md":` + body + `}}`
+			writeFile(t, filepath.Join(e.dir, "meta.json"), s)
+			ix2 := open(t, e.config(e.provider()))
+			if r := search(t, ix2, "dentist", memory.Options{}); top(r) != "memory/2026-11-20.md" {
+				t.Errorf("%+v", r)
+			}
+		})
+	}
+	// A vectors file name that points outside the index directory.
+	e := newEnv(t)
+	ix := open(t, e.config(e.provider()))
+	ix.Sync(context.Background(), false, nil)
+	ix.Close()
+	b, _ := os.ReadFile(filepath.Join(e.dir, "meta.json"))
+	s := strings.Replace(string(b), `"vectorsFile":"vectors-`, `"vectorsFile":"../../vectors-`, 1)
+	writeFile(t, filepath.Join(e.dir, "meta.json"), s)
+	ix2 := open(t, e.config(e.provider()))
+	if r := search(t, ix2, "dentist", memory.Options{}); top(r) != "memory/2026-11-20.md" {
+		t.Errorf("%+v", r)
+	}
+}
+
+// memory/ deleted and made again while the watcher runs: the new folder
+// is watched (review finding: it went stale).
+func TestWatcherRecreatedFolder(t *testing.T) {
+	e := newEnv(t)
+	ix := open(t, e.config())
+	ix.Sync(context.Background(), false, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go ix.Watch(ctx, 20*time.Millisecond, 0)
+	waitFor(t, func() bool { return ix.Status().Watching })
+	os.RemoveAll(filepath.Join(e.ws, "memory"))
+	waitFor(t, func() bool {
+		return !ix.Dirty() && len(search(t, ix, "dentist", memory.Options{NoSync: true}).Results) == 0
+	})
+	writeFile(t, filepath.Join(e.ws, "memory", "2026-12-01.md"), "- The boiler service is booked.\n")
+	waitFor(t, func() bool {
+		return top(search(t, ix, "boiler", memory.Options{NoSync: true})) == "memory/2026-12-01.md"
+	})
+	time.Sleep(50 * time.Millisecond)
+	writeFile(t, filepath.Join(e.ws, "memory", "2026-12-02.md"), "- Window cleaner on Monday.\n")
+	waitFor(t, func() bool {
+		return top(search(t, ix, "window cleaner", memory.Options{NoSync: true})) == "memory/2026-12-02.md"
+	})
+}
+
+// A note of nothing but newlines (the model writes memory/): bounded
+// memory, no chunks.
+func TestNewlinesFile(t *testing.T) {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	chunks := memory.ChunkText("memory/x.md", []byte(strings.Repeat("\n", 4<<20)), 400, 80)
+	runtime.ReadMemStats(&ms)
+	if len(chunks) != 0 {
+		t.Errorf("%d chunks of blank lines", len(chunks))
+	}
+	if got := ms.TotalAlloc - before; got > 64<<20 {
+		t.Errorf("chunking 4 MiB of newlines allocated %d MiB", got>>20)
+	}
+}

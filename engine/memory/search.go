@@ -132,6 +132,7 @@ type cand struct {
 	tRank     int     // 1-based rank on each side; 0: absent
 	vRank     int
 	score     float64
+	side      float64 // the best of the normalized sides alone
 	snippet   string
 }
 
@@ -152,7 +153,7 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 	// the files: a walk and a stat each when nothing changed.
 	// A deleted index directory is noticed here too (one stat): it is
 	// rebuilt from the files rather than served from unlinked files.
-	if !opt.NoSync && (ix.dirty.Load() || !ix.watching.Load() || ix.dirGone()) && ix.syncMu.TryLock() {
+	if !opt.NoSync && !ix.cfg.NoSyncOnSearch && (ix.dirty.Load() || !ix.watching.Load() || ix.dirGone()) && ix.syncMu.TryLock() {
 		ix.syncMu.Unlock() // Sync takes it again; another caller may win the race, which is fine
 		if _, err := ix.Sync(ctx, false, nil); err != nil && ctx.Err() == nil {
 			ix.log.Warn("memory index: sync before search failed; searching what is indexed", "err", err)
@@ -285,7 +286,10 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 		return strings.Compare(a.ref.ID, b.ref.ID)
 	})
 	if q.MinScore > 0 {
-		list = slices.DeleteFunc(list, func(c *cand) bool { return c.score < q.MinScore })
+		// The floor applies to the better of the fused score and each side
+		// alone: an exact keyword hit the vectors missed (an id, a code)
+		// would otherwise never pass 0.35 with textWeight 0.3.
+		list = slices.DeleteFunc(list, func(c *cand) bool { return max(c.score, c.side) < q.MinScore })
 	}
 	files := map[string][]byte{}
 	snippet := func(c *cand) string {
@@ -360,7 +364,7 @@ func (ix *Index) vectorCandidates(qv []float32, vec *vectors, graph Graph, n int
 				hashes = append(hashes, r.Hash)
 			}
 		}
-		if exact, err := ix.cfg.Cache.Get(p.Name, p.Model, hashes); err == nil {
+		if exact, err := ix.cfg.Cache.Get(p.Name, p.fingerprint(), hashes); err == nil {
 			for i, s := range top {
 				if r := ix.bySlot[s.id]; r != nil {
 					if v := exact[r.Hash]; len(v) == len(qv) {
@@ -393,6 +397,13 @@ func fuse(list []*cand, q QueryConfig, useText, useVec bool) {
 			t = c.text / maxText
 		}
 		v := math.Max(0, math.Min(1, c.vec))
+		c.side = 0
+		if useText {
+			c.side = t
+		}
+		if useVec {
+			c.side = math.Max(c.side, v)
+		}
 		switch {
 		case useText && useVec && q.Fusion == FusionRRF:
 			s := 0.0
@@ -498,11 +509,7 @@ func jaccard(a, b map[string]bool) float64 {
 func (ix *Index) snippet(r *chunkRef, files map[string][]byte) string {
 	b, ok := files[r.Path]
 	if !ok {
-		abs := r.Path
-		if !strings.HasPrefix(abs, "/") {
-			abs = ix.cfg.Workspace + "/" + r.Path
-		}
-		b, _ = readBounded(abs)
+		b, _ = ix.readMemory(r.Path) // never through a link; unreadable: no snippet
 		files[r.Path] = b
 	}
 	return Truncate(strings.TrimSpace(linesOf(b, r.StartLine, r.EndLine)), SnippetChars)

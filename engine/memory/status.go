@@ -170,7 +170,21 @@ func (ix *Index) Watch(ctx context.Context, debounce, interval time.Duration) {
 			if !ok {
 				return
 			}
-			if ev.Has(fsnotify.Create) {
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				// A folder removed or moved away: forget it (and what was
+				// under it), so a new one of the same name is watched again.
+				mu.Lock()
+				for p := range watched {
+					if p == ev.Name || strings.HasPrefix(p, ev.Name+string(filepath.Separator)) {
+						delete(watched, p)
+						_ = w.Remove(p)
+					}
+				}
+				mu.Unlock()
+			}
+			if ev.Has(fsnotify.Create) && underRoot(ev.Name, roots[1:]) {
+				// Only folders of notes: a git clone or node_modules
+				// elsewhere in the workspace must not use up inotify watches.
 				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && fi.Mode()&fs.ModeSymlink == 0 {
 					addTree(ev.Name)
 				}
@@ -198,6 +212,22 @@ func (ix *Index) Watch(ctx context.Context, debounce, interval time.Duration) {
 	}
 }
 
+// underRoot reports whether p is one of roots or inside one.
+func underRoot(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// RunInterval syncs every interval until ctx ends (memorySearch.sync.watch
+// off: searches and this interval keep the index current).
+func (ix *Index) RunInterval(ctx context.Context, interval time.Duration) {
+	ix.runInterval(ctx, interval)
+}
+
 func (ix *Index) runInterval(ctx context.Context, interval time.Duration) {
 	if interval <= 0 {
 		<-ctx.Done()
@@ -216,9 +246,13 @@ func (ix *Index) runInterval(ctx context.Context, interval time.Duration) {
 	}
 }
 
-// SyncInBackground starts a sync when one is due (the session-start hook).
+// SyncInBackground starts a sync when one is due (at gateway start and
+// when a session starts).
 func (ix *Index) SyncInBackground(ctx context.Context) {
-	if ix.dirty.Load() || !ix.watching.Load() {
+	if !ix.watching.Load() {
+		ix.dirty.Store(true) // nobody watches: check the files
+	}
+	if ix.dirty.Load() && !ix.syncing.Load() {
 		go ix.backgroundSync(context.WithoutCancel(ctx))
 	}
 }
@@ -245,8 +279,17 @@ func (ix *Index) relevant(p string) bool {
 	if strings.EqualFold(filepath.Ext(p), ".md") {
 		return true
 	}
-	if filepath.Dir(p) == ix.cfg.Workspace && filepath.Base(p) != "memory" {
-		return false // other files in the workspace root
+	if filepath.Dir(p) == ix.cfg.Workspace {
+		switch filepath.Base(p) {
+		case "MEMORY.md", "memory.md", "memory":
+			return true
+		}
+		for _, e := range ix.cfg.ExtraPaths {
+			if filepath.Join(ix.cfg.Workspace, e) == p || e == p {
+				return true
+			}
+		}
+		return false // AGENTS.md and the other files of the workspace root
 	}
 	return filepath.Ext(p) == "" // probably a directory (it may be gone already)
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/openclaw-edge/edge/engine"
 	mem "github.com/openclaw-edge/edge/engine/memory"
@@ -129,7 +130,7 @@ type getTool struct{ cfg Config }
 func (t *getTool) Spec() engine.ToolSpec {
 	return engine.ToolSpec{
 		Name:        "memory_get",
-		Description: "Read lines of MEMORY.md or a file under memory/ (after memory_search).",
+		Description: "Read lines of MEMORY.md or a file under memory/ (after memory_search; results from other folders: use read).",
 		Parameters: tool.MustSchema(`{"type":"object","properties":{` +
 			`"path":{"type":"string","description":"MEMORY.md or memory/…"},` +
 			`"from":{"type":"integer","description":"First line, 1-based"},` +
@@ -216,7 +217,8 @@ func MemoryPath(env tool.Env, p string) (string, error) {
 	rel = path.Clean(rel)
 	switch {
 	case rel == "MEMORY.md" || rel == "memory.md":
-	case strings.HasPrefix(rel, "memory/") && strings.EqualFold(path.Ext(rel), ".md"):
+	case strings.HasPrefix(rel, "memory/") && strings.EqualFold(path.Ext(rel), ".md") && !strings.Contains(rel, "/."):
+		// Hidden files and folders are not indexed: not read either.
 	default:
 		return "", fmt.Errorf("%q is not a memory file: only MEMORY.md and memory/**/*.md can be read with memory_get (use read for other files)", p)
 	}
@@ -247,11 +249,15 @@ func readNoLinks(workspace, rel string) ([]byte, error) {
 			return nil, fmt.Errorf("%s is not a file", rel)
 		}
 	}
-	f, err := root.Open(rel)
+	// O_NOFOLLOW: a file swapped for a link after the checks above.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", rel, errors.Unwrap(err))
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a file", rel)
+	}
 	return io.ReadAll(io.LimitReader(f, 4<<20))
 }
 
