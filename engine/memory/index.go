@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -19,6 +20,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // Provider is one embedding provider, as configured (memorySearch.provider
@@ -444,6 +446,9 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		ix.reset()
 		res.Rebuilt = true
 	}
+	ix.mu.RLock()
+	before := ix.meta.VectorFingerprint
+	ix.mu.RUnlock()
 	files, warns := listFiles(ix.cfg.Workspace, ix.cfg.ExtraPaths)
 	res.Warnings = warns
 	res.Files = len(files)
@@ -522,11 +527,12 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 				return nil, fmt.Errorf("keyword index: %w", err)
 			}
 		}
-		for i := 0; i < len(addDocs); i += 512 {
+		// Big batches: each one waits for scorch to persist it (fsync).
+		for i := 0; i < len(addDocs); i += 2048 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			if err := ix.text.Index(addDocs[i:min(i+512, len(addDocs))]); err != nil {
+			if err := ix.text.Index(addDocs[i:min(i+2048, len(addDocs))]); err != nil {
 				return nil, fmt.Errorf("keyword index: %w", err)
 			}
 		}
@@ -571,6 +577,18 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		res.Chunks += len(f.Chunks)
 	}
 	res.Provider, res.Model, res.Fallback = ix.meta.Provider, ix.meta.Model, ix.meta.Fallback
+	// Nothing changed (the common case: a search, a session start): no
+	// rewrite of the vectors and the table of contents.
+	ix.mu.RLock()
+	same := !res.Rebuilt && len(changed) == 0 && len(gone) == 0 && res.Embedded+res.Cached == 0 &&
+		ix.meta.Generation > 0 && ix.meta.VectorFingerprint == before
+	ix.mu.RUnlock()
+	if same && !ix.dirGone() {
+		ix.mu.Lock()
+		ix.meta.LastSync = ix.cfg.Now().UTC()
+		ix.mu.Unlock()
+		return res, nil
+	}
 	if err := ix.save(); err != nil {
 		return nil, err
 	}
@@ -604,7 +622,64 @@ func (ix *Index) readMemory(shown string) ([]byte, error) {
 	return readBounded(shown, root)
 }
 
-func readBounded(path string, root *os.Root) ([]byte, error) {
+// openMemory opens a memory file as readMemory does.
+func (ix *Index) openMemory(shown string) (*os.File, error) {
+	var root *os.Root
+	if !filepath.IsAbs(shown) {
+		var err error
+		if root, err = os.OpenRoot(ix.cfg.Workspace); err != nil {
+			return nil, err
+		}
+		defer root.Close()
+		parts := strings.Split(shown, "/")
+		for i := range parts[:len(parts)-1] {
+			fi, err := root.Lstat(strings.Join(parts[:i+1], "/"))
+			if err != nil {
+				return nil, err
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%s is a symbolic link", strings.Join(parts[:i+1], "/"))
+			}
+		}
+	}
+	return openNoFollow(shown, root)
+}
+
+// readLines returns lines start..end of a memory file, reading no further
+// than end and keeping at most maxBytes.
+func (ix *Index) readLines(shown string, start, end, maxBytes int) (string, error) {
+	f, err := ix.openMemory(shown)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 16<<10)
+	var out []byte
+	for n := 1; n <= end; n++ {
+		line, err := br.ReadSlice('\n')
+		for err == bufio.ErrBufferFull { // a long line: keep reading it
+			if n >= start && len(out) < maxBytes {
+				out = append(out, line...)
+			}
+			line, err = br.ReadSlice('\n')
+		}
+		if n >= start && len(out) < maxBytes {
+			out = append(out, line...)
+		}
+		if err != nil {
+			break
+		}
+	}
+	if len(out) > maxBytes {
+		out = out[:maxBytes]
+		for len(out) > 0 && !utf8.Valid(out) {
+			out = out[:len(out)-1]
+		}
+	}
+	return strings.ReplaceAll(strings.TrimRight(string(out), "\r\n"), "\r\n", "\n"), nil
+}
+
+func openNoFollow(path string, root *os.Root) (*os.File, error) {
 	var f *os.File
 	var err error
 	if root != nil {
@@ -615,12 +690,22 @@ func readBounded(path string, root *os.Root) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	if fi, err := f.Stat(); err != nil {
+		f.Close()
 		return nil, err
 	} else if !fi.Mode().IsRegular() {
+		f.Close()
 		return nil, fmt.Errorf("%s is not a regular file", path)
 	}
+	return f, nil
+}
+
+func readBounded(path string, root *os.Root) ([]byte, error) {
+	f, err := openNoFollow(path, root)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, err

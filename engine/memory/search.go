@@ -505,14 +505,11 @@ func jaccard(a, b map[string]bool) float64 {
 	return float64(n) / float64(len(a)+len(b)-n)
 }
 
-// snippet is the chunk's current text, at most SnippetChars characters.
-func (ix *Index) snippet(r *chunkRef, files map[string][]byte) string {
-	b, ok := files[r.Path]
-	if !ok {
-		b, _ = ix.readMemory(r.Path) // never through a link; unreadable: no snippet
-		files[r.Path] = b
-	}
-	return Truncate(strings.TrimSpace(linesOf(b, r.StartLine, r.EndLine)), SnippetChars)
+// snippet is the chunk's current text, at most SnippetChars characters,
+// read up to its last line only (never through a link; unreadable: none).
+func (ix *Index) snippet(r *chunkRef, _ map[string][]byte) string {
+	t, _ := ix.readLines(r.Path, r.StartLine, r.EndLine, 4*SnippetChars)
+	return Truncate(strings.TrimSpace(t), SnippetChars)
 }
 
 // Truncate cuts s to at most n characters, on a rune boundary, marking the

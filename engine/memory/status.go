@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -266,6 +267,9 @@ func (ix *Index) backgroundSync(ctx context.Context) {
 			ix.log.Warn("memory index: background sync failed", "err", err)
 		}
 	} else if res.Added+res.Removed > 0 {
+		if res.Added+res.Removed >= 1000 {
+			debug.FreeOSMemory() // a bulk index leaves much garbage behind
+		}
 		ix.log.Info("memory index synced", "files", res.Files, "chunks", res.Chunks, "added", res.Added, "removed", res.Removed, "embedded", res.Embedded, "took", res.Duration.Round(time.Millisecond))
 	}
 }

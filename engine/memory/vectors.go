@@ -173,24 +173,15 @@ func sortScored(s []scored) {
 	})
 }
 
-// dotInt8 is unrolled by 8: the Go compiler does not vectorize, and this
-// is about 3x faster than the plain loop here.
+// dotInt8 is the plain loop: measured here, the Go compiler makes it
+// faster (~180 ns for 384 dims) than any manual unrolling (450–530 ns).
 func dotInt8(a, b []int8) int32 {
-	n := min(len(a), len(b))
-	a, b = a[:n], b[:n]
-	var s0, s1, s2, s3 int32
-	i := 0
-	for ; i+8 <= n; i += 8 {
-		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
-		s0 += int32(aa[0])*int32(bb[0]) + int32(aa[4])*int32(bb[4])
-		s1 += int32(aa[1])*int32(bb[1]) + int32(aa[5])*int32(bb[5])
-		s2 += int32(aa[2])*int32(bb[2]) + int32(aa[6])*int32(bb[6])
-		s3 += int32(aa[3])*int32(bb[3]) + int32(aa[7])*int32(bb[7])
+	b = b[:len(a)]
+	var s int32
+	for i := range a {
+		s += int32(a[i]) * int32(b[i])
 	}
-	for ; i < n; i++ {
-		s0 += int32(a[i]) * int32(b[i])
-	}
-	return s0 + s1 + s2 + s3
+	return s
 }
 
 func dotF32(a, b []float32) float32 {
@@ -271,36 +262,54 @@ func (s *vectors) writeFile(path string) error {
 // error (the caller rebuilds), never a panic or an allocation beyond the
 // file's size.
 func readVectors(path string) (*vectors, error) {
-	b, err := os.ReadFile(path)
+	// Streamed, not read whole: the file is as big as the rows, and a
+	// second copy at start-up would stay in the process's RSS.
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < len(vectorsMagic)+8+4 || string(b[:len(vectorsMagic)]) != vectorsMagic {
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	crc := crc32.NewIEEE()
+	r := bufio.NewReaderSize(f, 64<<10)
+	hdr := make([]byte, len(vectorsMagic)+8)
+	if _, err := io.ReadFull(r, hdr); err != nil || string(hdr[:len(vectorsMagic)]) != vectorsMagic {
 		return nil, errors.New("not a vectors file")
 	}
-	body, sum := b[:len(b)-4], binary.LittleEndian.Uint32(b[len(b)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
-		return nil, errors.New("checksum mismatch")
-	}
-	p := body[len(vectorsMagic):]
-	dim, rows := int(binary.LittleEndian.Uint32(p)), int(binary.LittleEndian.Uint32(p[4:]))
-	p = p[8:]
-	if dim <= 0 || dim > 1<<16 || rows < 0 || len(p) != rows*(5+dim) {
-		return nil, fmt.Errorf("bad size: %d rows of %d dims in %d bytes", rows, dim, len(p))
+	crc.Write(hdr)
+	dim := int(binary.LittleEndian.Uint32(hdr[len(vectorsMagic):]))
+	rows := int(binary.LittleEndian.Uint32(hdr[len(vectorsMagic)+4:]))
+	if dim <= 0 || dim > 1<<16 || rows < 0 || int64(len(hdr))+int64(rows)*int64(5+dim)+4 != fi.Size() {
+		return nil, fmt.Errorf("bad size: %d rows of %d dims in %d bytes", rows, dim, fi.Size())
 	}
 	s := &vectors{dim: dim, q: make([]int8, rows*dim), scale: make([]float32, rows), live: make([]bool, rows)}
+	row := make([]byte, 5+dim)
 	for id := range rows {
-		r := p[id*(5+dim) : (id+1)*(5+dim)]
-		s.live[id] = r[0] == 1
-		s.scale[id] = math.Float32frombits(binary.LittleEndian.Uint32(r[1:5]))
+		if _, err := io.ReadFull(r, row); err != nil {
+			return nil, err
+		}
+		crc.Write(row)
+		s.live[id] = row[0] == 1
+		s.scale[id] = math.Float32frombits(binary.LittleEndian.Uint32(row[1:5]))
 		for j := range dim {
-			s.q[id*dim+j] = int8(r[5+j])
+			s.q[id*dim+j] = int8(row[5+j])
 		}
 		if s.live[id] {
 			s.n++
 		} else {
 			s.free = append(s.free, uint32(id))
 		}
+	}
+	sum := crc.Sum32() // of everything before the checksum
+	var tail [4]byte
+	if _, err := io.ReadFull(r, tail[:]); err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint32(tail[:]) != sum {
+		return nil, errors.New("checksum mismatch")
 	}
 	return s, nil
 }

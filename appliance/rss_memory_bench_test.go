@@ -1,0 +1,149 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine/api/client"
+)
+
+// BenchmarkGatewayRSSMemory is DESIGN.md §11's idle bar with a 10k-chunk
+// memory index loaded: the real gateway binary (as `make build` builds
+// it), a workspace of 10,000 chunks of notes, 384-dimensional embeddings
+// from an OpenAI-compatible server on loopback (real wire format). The
+// first run builds the index; the figure is a second start on that index
+// (loaded from disk, nothing re-embedded), against the same gateway with
+// memory search off.
+func BenchmarkGatewayRSSMemory(b *testing.B) {
+	dir, err := os.MkdirTemp("", "ocm")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "openclaw-gateway")
+	cmd := exec.Command("go", "build", "-ldflags", "-s -w", "-o", bin, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Input []string `json:"input"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		type item struct {
+			Index     int       `json:"index"`
+			Embedding []float32 `json:"embedding"`
+		}
+		var data []item
+		for i, t := range req.Input {
+			h := fnv.New64a()
+			h.Write([]byte(t))
+			rr := rand.New(rand.NewPCG(h.Sum64(), 1))
+			v := make([]float32, 384)
+			for j := range v {
+				v[j] = float32(rr.NormFloat64())
+			}
+			data = append(data, item{i, v})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"data": data})
+	}))
+	defer srv.Close()
+
+	ws := filepath.Join(dir, "workspace")
+	r := rand.New(rand.NewPCG(5, 6))
+	words := strings.Fields("the a garden tea dentist car blue green boat lock code bike meeting friday monday plumber rome flight booked vaccine cat dog window cleaner boiler service tulip frost standup wifi guest")
+	for f := range 100 {
+		var sb strings.Builder
+		for range 100 {
+			var p strings.Builder
+			for p.Len() < 1500 {
+				p.WriteString(words[r.IntN(len(words))] + fmt.Sprint(r.IntN(500)) + " ")
+			}
+			sb.WriteString(p.String() + "\n")
+		}
+		p := filepath.Join(ws, "memory", fmt.Sprintf("2026-%02d-%02d-%d.md", f%12+1, f%28+1, f))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	config := func(enabled bool) string {
+		p := filepath.Join(dir, fmt.Sprintf("openclaw-%v.json", enabled))
+		os.WriteFile(p, []byte(fmt.Sprintf(`{
+  agents: { defaults: { workspace: '%s', memorySearch: { enabled: %v, provider: 'openai', fallback: 'none', remote: { baseUrl: '%s/v1', apiKey: 'bench' } } } },
+}`, ws, enabled, srv.URL)), 0o600)
+		return p
+	}
+	state := filepath.Join(dir, "state")
+	run := func(cfg string, until func(*client.Client) bool) (float64, func()) {
+		sock := filepath.Join(dir, "gw.sock")
+		cmd := exec.Command(bin, "run", "--config", cfg, "--state-dir", state, "--socket", sock)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		stop := func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }
+		c := client.New(sock)
+		for deadline := time.Now().Add(10 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			if _, err := c.Status(context.Background()); err == nil && until(c) {
+				break
+			}
+			if time.Now().After(deadline) {
+				stop()
+				b.Fatal("gateway did not get ready")
+			}
+		}
+		time.Sleep(2 * time.Second) // idle
+		st, err := c.Status(context.Background())
+		if err != nil {
+			stop()
+			b.Fatal(err)
+		}
+		if s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
+			for _, l := range strings.Split(string(s), "\n") {
+				if strings.HasPrefix(l, "Rss") {
+					b.Logf("%s: %s", filepath.Base(cfg), strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+		return float64(st.RSSBytes) / (1 << 20), stop
+	}
+	indexed := func(c *client.Client) bool {
+		st, err := c.MemoryStatus(context.Background(), "")
+		return err == nil && st.Vectors == 10000 && st.Chunks == 10000 && !st.Dirty
+	}
+	// First start: build the index (and measure how long it took).
+	t0 := time.Now()
+	_, stop := run(config(true), indexed)
+	build := time.Since(t0)
+	stop()
+	var with, without float64
+	for range b.N {
+		rss, stop := run(config(true), indexed)
+		with += rss
+		stop()
+		rss, stop = run(config(false), func(*client.Client) bool { return true })
+		without += rss
+		stop()
+	}
+	n := float64(b.N)
+	b.ReportMetric(with/n, "gateway-10k-index-MB")
+	b.ReportMetric(without/n, "gateway-memory-off-MB")
+	b.ReportMetric((with-without)/n, "index-MB")
+	b.ReportMetric(build.Seconds(), "first-build-s")
+}
