@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
+.PHONY: all build build-pure run test eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
 
 all: build
 
@@ -114,6 +114,13 @@ check: deps
 ## bench: benchmarks (pipeline overhead, store, parsers); see README "Benchmarks"
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## eval-memory: retrieval quality of the memory index on LoCoMo (../shared/bench/locomo-dev):
+## recall@1/5/10/20, hit@5 and MRR for BM25, vector and hybrid (weighted, RRF); builds
+## openclaw-runner for the embeddings. EMBED_MODEL=path.gguf for a real embedding model (default:
+## the shared random test model, which shows the path, not quality); EVAL_FLAGS=-markdown etc.
+eval-memory: build
+	OPENCLAW_RUNNER=$(CURDIR)/$(BIN)/openclaw-runner EMBED_MODEL=$(EMBED_MODEL) $(GO) run ./appliance/evalmemory $(EVAL_FLAGS)
 
 ## fuzz: every Fuzz* function in the repo, FUZZTIME each (default 10s), one at a time; stops at the first crasher (not part of `make test`)
 # Functions are found by grep, so fuzzers added anywhere are picked up; a
