@@ -1044,7 +1044,10 @@ func (ix *Index) save() error {
 	next.LastSync = ix.cfg.Now().UTC()
 	b, err := json.Marshal(&next)
 	if err == nil {
-		err = writeAtomic(filepath.Join(ix.cfg.Dir, "meta.json"), b)
+		err = writeAtomic(filepath.Join(ix.cfg.Dir, "meta.json"), func(w io.Writer) error {
+			_, err := w.Write(b)
+			return err
+		})
 	}
 	if err != nil {
 		for _, f := range []string{next.VectorsFile, next.GraphFile} {
@@ -1067,32 +1070,21 @@ func (ix *Index) save() error {
 }
 
 func writeGraph(path string, g Graph) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".hnsw-*")
-	if err != nil {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := g.WriteTo(w)
 		return err
-	}
-	defer os.Remove(f.Name())
-	if _, err := g.WriteTo(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }
 
-func writeAtomic(path string, b []byte) error {
+// writeAtomic writes a file through a synced temporary file and a rename:
+// a crash leaves the old file or the new one, never half of one.
+func writeAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}

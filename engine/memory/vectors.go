@@ -214,48 +214,34 @@ const vectorsMagic = "OCVEC\x00\x01\x00"
 // writeFile stores the rows: magic, dim, rows, then per row live, scale
 // and the int8 values, then a CRC-32 of everything before it.
 func (s *vectors) writeFile(path string) error {
-	f, err := os.CreateTemp(dirOf(path), ".vectors-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	crc := crc32.NewIEEE()
-	w := bufio.NewWriter(io.MultiWriter(f, crc))
-	w.WriteString(vectorsMagic)
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[:4], uint32(s.dim))
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(len(s.scale)))
-	w.Write(hdr[:])
-	row := make([]byte, 5+s.dim)
-	for id := range s.scale {
-		row[0] = 0
-		if s.live[id] {
-			row[0] = 1
+	return writeAtomic(path, func(out io.Writer) error {
+		crc := crc32.NewIEEE()
+		w := bufio.NewWriter(io.MultiWriter(out, crc))
+		w.WriteString(vectorsMagic)
+		var hdr [8]byte
+		binary.LittleEndian.PutUint32(hdr[:4], uint32(s.dim))
+		binary.LittleEndian.PutUint32(hdr[4:], uint32(len(s.scale)))
+		w.Write(hdr[:])
+		row := make([]byte, 5+s.dim)
+		for id := range s.scale {
+			row[0] = 0
+			if s.live[id] {
+				row[0] = 1
+			}
+			binary.LittleEndian.PutUint32(row[1:5], math.Float32bits(s.scale[id]))
+			for j, x := range s.q[id*s.dim : (id+1)*s.dim] {
+				row[5+j] = byte(x)
+			}
+			w.Write(row)
 		}
-		binary.LittleEndian.PutUint32(row[1:5], math.Float32bits(s.scale[id]))
-		for j, x := range s.q[id*s.dim : (id+1)*s.dim] {
-			row[5+j] = byte(x)
+		if err := w.Flush(); err != nil {
+			return err
 		}
-		w.Write(row)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
+		var sum [4]byte
+		binary.LittleEndian.PutUint32(sum[:], crc.Sum32())
+		_, err := out.Write(sum[:])
 		return err
-	}
-	var sum [4]byte
-	binary.LittleEndian.PutUint32(sum[:], crc.Sum32())
-	if _, err := f.Write(sum[:]); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	})
 }
 
 // readVectors loads a file written by writeFile; anything wrong is an
