@@ -259,12 +259,16 @@ func (m *memories) watch(ctx context.Context) {
 }
 
 // hookSessions syncs an agent's index in the background when one of its
-// sessions starts (memorySearch.sync.onSessionStart, default on).
+// sessions starts (memorySearch.sync.onSessionStart, default on), and
+// marks it dirty when the memory flush wrote a note.
 func (m *memories) hookSessions(ags []gateway.Agent) {
 	for i := range ags {
 		ix := m.byAgent[ags[i].ID]
-		s := m.syncCfg[ags[i].ID]
-		if ix == nil || (s.OnSessionStart != nil && !*s.OnSessionStart) {
+		if ix == nil {
+			continue
+		}
+		ags[i].MemoryWritten = ix.MarkDirty
+		if s := m.syncCfg[ags[i].ID]; s.OnSessionStart != nil && !*s.OnSessionStart {
 			continue
 		}
 		ags[i].SessionStart = func() { ix.SyncInBackground(context.Background()) }

@@ -118,7 +118,7 @@ func (c *compactor) flushNeeded(e session.Entry) bool {
 func (c *compactor) flush(ctx context.Context, sessionID string, history []engine.Message) {
 	now := c.g.cfg.Now().In(c.ag.Location)
 	note := prompt.DailyMemoryPath(now)
-	tools := &flushTools{workspace: c.ag.Workspace, path: note}
+	tools := &flushTools{workspace: c.ag.Workspace, path: note, written: c.ag.MemoryWritten}
 	ask := engine.UserText(fmt.Sprintf(FlushPrompt, path.Base(note)))
 	msgs := c.fitFlush(ctx, history, ask)
 	out, err := agent.Loop(ctx, agent.Config{MaxTurns: 3, MaxContinuations: 1}, agent.Run{
@@ -291,6 +291,7 @@ func compactable(msgs []engine.Message) bool {
 type flushTools struct {
 	workspace, path string
 	wrote, calls    int
+	written         func() // the agent's MemoryWritten hook, may be nil
 }
 
 var memoryAppendSpec = engine.ToolSpec{
@@ -330,6 +331,9 @@ func (f *flushTools) Run(_ context.Context, call engine.ToolCall) engine.ToolRes
 		return engine.ErrorResult("memory_append: %v", err)
 	}
 	f.wrote += len(text)
+	if f.written != nil {
+		f.written() // the memory index syncs before its next search
+	}
 	return engine.TextResult("Appended to " + f.path + ".")
 }
 

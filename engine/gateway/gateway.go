@@ -119,6 +119,9 @@ type Agent struct {
 	// SessionStart, if set, is called when a message starts a new session
 	// (none yet, or the old one expired); it must return at once.
 	SessionStart func()
+	// MemoryWritten, if set, is called after the memory flush appended to
+	// a note, so the memory index does not wait for its file watcher.
+	MemoryWritten func()
 }
 
 // Compaction is an agent's compaction and memory-flush configuration
