@@ -130,6 +130,16 @@ func (d *decoder) decode(path string, raw any, v reflect.Value) {
 		default:
 			v.SetInt(int64(f))
 		}
+	case reflect.Float64:
+		f, ok := raw.(float64)
+		switch {
+		case !ok:
+			d.typeErr(path, "a number", raw)
+		case math.IsNaN(f) || math.IsInf(f, 0):
+			d.fail(path, "expected a number, got "+formatNumber(f))
+		default:
+			v.SetFloat(f)
+		}
 	case reflect.Slice:
 		arr, ok := raw.([]any)
 		if !ok {
