@@ -33,7 +33,8 @@ func BenchmarkGatewayRSSMemory(b *testing.B) {
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "openclaw-gateway")
-	cmd := exec.Command("go", "build", "-ldflags", "-s -w", "-o", bin, ".")
+	// OPENCLAW_BENCH_TAGS=nowhatsapp measures the build without WhatsApp.
+	cmd := exec.Command("go", "build", "-tags", os.Getenv("OPENCLAW_BENCH_TAGS"), "-ldflags", "-s -w", "-o", bin, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
@@ -114,6 +115,9 @@ func BenchmarkGatewayRSSMemory(b *testing.B) {
 			stop()
 			b.Fatal(err)
 		}
+		if os.Getenv("OPENCLAW_BENCH_SMAPS") != "" {
+			logSmaps(b, cmd.Process.Pid, filepath.Base(cfg))
+		}
 		if s, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil {
 			for _, l := range strings.Split(string(s), "\n") {
 				if strings.HasPrefix(l, "Rss") {
@@ -146,4 +150,34 @@ func BenchmarkGatewayRSSMemory(b *testing.B) {
 	b.ReportMetric(without/n, "gateway-memory-off-MB")
 	b.ReportMetric((with-without)/n, "index-MB")
 	b.ReportMetric(build.Seconds(), "first-build-s")
+}
+
+// logSmaps logs the resident kB of each mapping (OPENCLAW_BENCH_SMAPS=1):
+// where an RSS figure comes from.
+func logSmaps(b *testing.B, pid int, label string) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps", pid))
+	if err != nil {
+		return
+	}
+	byName := map[string]int{}
+	name := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 5 && strings.Contains(f[0], "-"):
+			name = "[anon]"
+			if len(f) >= 6 {
+				name = f[5]
+			}
+		case len(f) >= 2 && f[0] == "Rss:":
+			var kb int
+			fmt.Sscan(f[1], &kb)
+			byName[name] += kb
+		}
+	}
+	for n, kb := range byName {
+		if kb >= 256 {
+			b.Logf("%s: %s %d kB", label, n, kb)
+		}
+	}
 }

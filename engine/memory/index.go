@@ -164,6 +164,10 @@ type chunkRef struct {
 
 const metaVersion = 1
 
+// bulkDocs: a sync that adds or removes this many chunks merges the keyword
+// index into one segment afterwards (see engine/memory/bleve.Optimize).
+const bulkDocs = 1000
+
 func (c *Config) defaults() {
 	if c.ChunkTokens <= 0 {
 		c.ChunkTokens = DefaultChunkTokens
@@ -538,6 +542,11 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		}
 	}
 	res.Added, res.Removed = len(addDocs), len(delIDs)
+	if o, ok := ix.text.(interface{ Optimize(context.Context) error }); ok && len(addDocs)+len(delIDs) >= bulkDocs {
+		if err := o.Optimize(ctx); err != nil && ctx.Err() == nil {
+			ix.log.Warn("memory index: keyword index not merged", "err", err)
+		}
+	}
 
 	// Apply the new table of contents in memory.
 	ix.mu.Lock()
