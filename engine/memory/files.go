@@ -15,6 +15,11 @@ import (
 // being read into memory whole.
 const maxFileBytes = 16 << 20
 
+// maxFiles bounds how many files one index covers: the model writes
+// memory/, and a runaway loop making a million notes must not make every
+// sync walk and read them all.
+const maxFiles = 50000
+
 // file is one Markdown file the index covers.
 type file struct {
 	Path  string // as shown to the model: relative to the workspace, or the extra path's absolute form
@@ -38,6 +43,13 @@ func listFiles(workspace string, extra []string) ([]file, []string) {
 		}
 		if fi.Size() > maxFileBytes {
 			warns = append(warns, fmt.Sprintf("%s: skipped, larger than %d MiB", shown, maxFileBytes>>20))
+			return
+		}
+		if len(out) >= maxFiles {
+			if len(out) == maxFiles {
+				warns = append(warns, fmt.Sprintf("more than %d memory files: the rest are not indexed", maxFiles))
+				out = append(out, file{}) // marker, dropped below
+			}
 			return
 		}
 		seen[abs] = true
@@ -113,6 +125,7 @@ func listFiles(workspace string, extra []string) ([]file, []string) {
 		}
 		walk(abs, shown)
 	}
+	out = slices.DeleteFunc(out, func(f file) bool { return f.Path == "" })
 	slices.SortFunc(out, func(a, b file) int { return strings.Compare(a.Path, b.Path) })
 	return out, warns
 }

@@ -122,6 +122,7 @@ func (ix *Index) Watch(ctx context.Context, debounce, interval time.Duration) {
 	}
 	var mu sync.Mutex
 	watched := map[string]bool{}
+	warned := false // one warning for folders that cannot be watched, not one each
 	addTree := func(root string) {
 		_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
@@ -136,7 +137,10 @@ func (ix *Index) Watch(ctx context.Context, debounce, interval time.Duration) {
 				if err := w.Add(p); err == nil {
 					watched[p] = true
 				} else {
-					ix.log.Warn("memory index: cannot watch a folder; searches check it", "dir", p, "err", err)
+					if !warned {
+						warned = true
+						ix.log.Warn("memory index: cannot watch a folder (more may follow, not logged); searches check the files", "dir", p, "err", err)
+					}
 					ix.watching.Store(false)
 				}
 			}
