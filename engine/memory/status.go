@@ -69,7 +69,7 @@ func (ix *Index) Status() Status {
 	if len(st.Configured) == 0 {
 		st.Configured = []string{"none"}
 		if st.Warning == "" {
-			st.Warning = "no embedding model: keyword (BM25) search only"
+			st.Warning = "no embedding model: keyword (BM25) search only; for semantic search set agents.defaults.memorySearch.provider (ollama, openai) or, with the local runner installed, `openclaw models pull bge-small-en-v1.5`"
 		}
 	}
 	st.Dirty = ix.dirty.Load()
