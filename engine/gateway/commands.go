@@ -86,6 +86,7 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		if err != nil {
 			return nil, &api.Error{Code: api.CodeAborted, Message: "stopped while waiting for the session"}
 		}
+		prev, _, _ := g.cfg.Sessions.Get(ag.ID, key) // what the reset clears, to say so
 		e, err := g.cfg.Sessions.Reset(ag.ID, key, session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace})
 		release()
 		if err != nil {
@@ -94,7 +95,18 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		if args != "" {
 			return g.turn(ctx, ag, key, args, req.MessageID, emit)
 		}
-		return &api.Result{Reply: "Started a new session (" + e.SessionID + ").", SessionKey: string(key), SessionID: e.SessionID, Command: name}, nil
+		text := "Started a new session (" + e.SessionID + ")."
+		var cleared []string
+		if prev.ModelOverride != "" {
+			cleared = append(cleared, "the model override ("+prev.ModelOverride+")")
+		}
+		if prev.ThinkingLevel != "" {
+			cleared = append(cleared, "the thinking level ("+prev.ThinkingLevel+")")
+		}
+		if len(cleared) > 0 {
+			text += " Cleared " + strings.Join(cleared, " and ") + ": back to the agent's defaults."
+		}
+		return &api.Result{Reply: text, SessionKey: string(key), SessionID: e.SessionID, Command: name}, nil
 
 	case "status":
 		return reply(g.statusText(ag, key))

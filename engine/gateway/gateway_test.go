@@ -429,7 +429,7 @@ func TestCommands(t *testing.T) {
 		{"/model other/x", "", true},
 		{"/stop", "Nothing is running", false},
 		{"/approve nope", "", true},
-		{"/new", "Started a new session", false},
+		{"/new", "Cleared the thinking level (high): back to the agent's defaults.", false},
 	}
 	for _, tt := range tests {
 		res, _, err := h.send(t, tt.text)
@@ -444,8 +444,13 @@ func TestCommands(t *testing.T) {
 		}
 	}
 	after, _, _ := h.sessions.Get("main", "agent:main:main")
-	if after.SessionID == before.SessionID || after.ThinkingLevel != "high" {
+	// The explicit fresh start clears /think and /model (daily and idle
+	// resets keep them: engine/session TestResets).
+	if after.SessionID == before.SessionID || after.ThinkingLevel != "" || after.ModelOverride != "" {
 		t.Errorf("after /new: %+v (before %s)", after, before.SessionID)
+	}
+	if res, _, err := h.send(t, "/new"); err != nil || strings.Contains(res.Reply, "Cleared") {
+		t.Errorf("/new with nothing to clear: %+v %v", res, err)
 	}
 	// Unknown slash words are ordinary text.
 	res, _, err := h.send(t, "/etc/hosts is a file")

@@ -527,6 +527,9 @@ func (m *Manager) Reset(agentID string, key engine.SessionKey, meta Meta) (Entry
 		Header: transcript.Header{Cwd: meta.Workspace},
 		Update: func(e *Entry) error {
 			renew(e, now)
+			// The user's explicit fresh start also drops the session's
+			// /model and /think choices (daily and idle resets keep them).
+			e.ModelOverride, e.ProviderOverride, e.AuthProfileOverride, e.ThinkingLevel = "", "", "", ""
 			applyMeta(e, meta)
 			return nil
 		},

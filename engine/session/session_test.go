@@ -265,7 +265,10 @@ func TestResetCommand(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := m.Update(agent, key, func(e *session.Entry) error { e.ReasoningLevel = "on"; return nil }); err != nil {
+		if _, err := m.Update(agent, key, func(e *session.Entry) error {
+			e.ReasoningLevel, e.ModelOverride, e.ThinkingLevel = "on", "ollama/small", "high"
+			return nil
+		}); err != nil {
 			t.Fatal(err)
 		}
 		e, err := m.Reset(agent, key, session.Meta{Workspace: "/w2"})
@@ -274,6 +277,10 @@ func TestResetCommand(t *testing.T) {
 		}
 		if e.SessionID == first.SessionID || e.ReasoningLevel != "on" || e.OpenTurn != "" || e.Messages != 0 {
 			t.Errorf("after reset: %+v", e)
+		}
+		// The explicit fresh start clears /model and /think (issue 12).
+		if e.ModelOverride != "" || e.ThinkingLevel != "" {
+			t.Errorf("overrides survived /new: model %q think %q", e.ModelOverride, e.ThinkingLevel)
 		}
 		h, entries, err := m.History(agent, key)
 		if err != nil || h.ID != e.SessionID || h.Cwd != "/w2" || len(entries) != 0 {
