@@ -136,5 +136,3 @@ func pathJoin(a, b string) string {
 	}
 	return a + "/" + b
 }
-
-func dirOf(p string) string { return filepath.Dir(p) }

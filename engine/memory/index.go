@@ -2,7 +2,6 @@ package memory
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -610,28 +609,15 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 // through it. Workspace files are opened through os.Root with every
 // component checked; an extra path's file with O_NOFOLLOW.
 func (ix *Index) readMemory(shown string) ([]byte, error) {
-	if filepath.IsAbs(shown) {
-		return readBounded(shown, nil)
-	}
-	root, err := os.OpenRoot(ix.cfg.Workspace)
+	f, err := ix.openMemory(shown)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	parts := strings.Split(shown, "/")
-	for i := range parts[:len(parts)-1] {
-		fi, err := root.Lstat(strings.Join(parts[:i+1], "/"))
-		if err != nil {
-			return nil, err
-		}
-		if fi.Mode()&os.ModeSymlink != 0 {
-			return nil, fmt.Errorf("%s is a symbolic link", strings.Join(parts[:i+1], "/"))
-		}
-	}
-	return readBounded(shown, root)
+	defer f.Close()
+	return readAllBounded(f)
 }
 
-// openMemory opens a memory file as readMemory does.
+// openMemory opens a memory file for readMemory and readLines.
 func (ix *Index) openMemory(shown string) (*os.File, error) {
 	var root *os.Root
 	if !filepath.IsAbs(shown) {
@@ -709,12 +695,7 @@ func openNoFollow(path string, root *os.Root) (*os.File, error) {
 	return f, nil
 }
 
-func readBounded(path string, root *os.Root) ([]byte, error) {
-	f, err := openNoFollow(path, root)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
+func readAllBounded(f *os.File) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -999,29 +980,6 @@ func (ix *Index) chunkText(r *chunkRef, files map[string]map[string]string) (str
 		return "", fmt.Errorf("%s changed since it was indexed", r.Path)
 	}
 	return t, nil
-}
-
-// linesOf returns lines start..end (1-based, inclusive) of b.
-func linesOf(b []byte, start, end int) string {
-	var out [][]byte
-	n := 0
-	for len(b) > 0 {
-		n++
-		i := bytes.IndexByte(b, '\n')
-		var l []byte
-		if i < 0 {
-			l, b = b, nil
-		} else {
-			l, b = b[:i], b[i+1:]
-		}
-		if n > end {
-			break
-		}
-		if n >= start {
-			out = append(out, bytes.TrimSuffix(l, []byte("\r")))
-		}
-	}
-	return string(bytes.Join(out, []byte("\n")))
 }
 
 // save writes the vectors and graph under new names, then the table of

@@ -291,10 +291,9 @@ func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Respon
 		// would otherwise never pass 0.35 with textWeight 0.3.
 		list = slices.DeleteFunc(list, func(c *cand) bool { return max(c.score, c.side) < q.MinScore })
 	}
-	files := map[string][]byte{}
 	snippet := func(c *cand) string {
 		if c.snippet == "" {
-			c.snippet = ix.snippet(c.ref, files)
+			c.snippet = ix.snippet(c.ref)
 		}
 		return c.snippet
 	}
@@ -507,7 +506,7 @@ func jaccard(a, b map[string]bool) float64 {
 
 // snippet is the chunk's current text, at most SnippetChars characters,
 // read up to its last line only (never through a link; unreadable: none).
-func (ix *Index) snippet(r *chunkRef, _ map[string][]byte) string {
+func (ix *Index) snippet(r *chunkRef) string {
 	t, _ := ix.readLines(r.Path, r.StartLine, r.EndLine, 4*SnippetChars)
 	return Truncate(strings.TrimSpace(t), SnippetChars)
 }
