@@ -13,19 +13,9 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool"
 )
 
-// commands lists the slash commands with their help line.
-var commands = []struct{ name, usage, help string }{
-	{"new", "/new [message]", "start a fresh session (the old transcript is kept); a message after it is sent in the new session"},
-	{"reset", "/reset [message]", "same as /new"},
-	{"status", "/status", "show the session, model, token counts and gateway state"},
-	{"stop", "/stop", "abort the turn that is running in this session"},
-	{"approve", "/approve <id> [always|elevated]", "run a pending exec request once; always: also allowlist exactly it; elevated: once, outside the sandbox"},
-	{"deny", "/deny <id>", "refuse a pending exec request"},
-	{"model", "/model [provider/model|default]", "show or set this session's model"},
-	{"think", "/think off|low|medium|high", "set this session's thinking level"},
-	{"compact", "/compact [instructions]", "summarize the older history now (optional focus for the summary); recent turns stay verbatim"},
-	{"help", "/help", "this list"},
-}
+// commands lists the slash commands with their help line (shared with
+// clients through the API package).
+var commands = api.Commands
 
 // parseCommand splits "/name args" when name is a known command. Unknown
 // slash words are ordinary text: a user may well start a message with "/".
@@ -40,7 +30,7 @@ func parseCommand(text string) (name, args string, ok bool) {
 	}
 	word = strings.ToLower(word)
 	for _, c := range commands {
-		if c.name == word {
+		if c.Name == word {
 			return word, strings.TrimSpace(rest), true
 		}
 	}
@@ -60,7 +50,7 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		var b strings.Builder
 		b.WriteString("Commands:\n")
 		for _, c := range commands {
-			fmt.Fprintf(&b, "  %-34s %s\n", c.usage, c.help)
+			fmt.Fprintf(&b, "  %-34s %s\n", c.Usage, c.Help)
 		}
 		return reply(strings.TrimRight(b.String(), "\n"))
 
