@@ -1,14 +1,16 @@
 package command
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
+	"time"
 
+	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api"
@@ -21,9 +23,28 @@ func (a *app) chatCmd() *cobra.Command {
 		Use:   "chat",
 		Short: "Chat with the assistant interactively",
 		Long: `Chat with the assistant: each line you type is one message; the reply
-streams back as it is generated. Lines starting with / are sent as they are
-(slash commands: /new, /status, /compact, /model, /stop …). /quit or end of
-input (Ctrl-D) leaves.
+streams back as it is generated. A line """ starts a message of several
+lines, ended by another """ line.
+
+On a terminal chat starts with one line naming the gateway, the model and
+the session, and reads with line editing: arrow keys and Ctrl-R search the
+history (the last 1000 messages, in $OPENCLAW_CONFIG_DIR/chat_history or
+~/.config/openclaw/chat_history, private to you; approval answers are never
+saved), Tab completes slash commands.
+
+Slash commands go to the gateway: /new, /reset, /status, /stop, /model,
+/think, /compact, /approve <id>, /deny <id>, /help. A /word it does not know
+is answered here with the list, not sent to the model (text starting with a
+path such as /etc/hosts is sent as it is).
+
+Keys, as in a shell:
+  Ctrl-C while a reply streams  stops the turn on the gateway (as /stop) and
+                                says what the session kept; you are back at
+                                the prompt. /stop typed meanwhile does the same.
+  Ctrl-C again while stopping   leaves chat (exit status 130)
+  Ctrl-C with text typed        clears the line
+  Ctrl-C at an empty prompt     leaves chat (exit status 130)
+  Ctrl-D at the prompt, /quit   leaves chat (exit status 0)
 
 When a command needs your approval, chat shows it — the command, its argv
 and binary, working directory, added environment and whether it runs in the
@@ -32,11 +53,17 @@ background, with control characters escaped — and asks
 then sends /approve <id> [always|elevated] or /deny <id> for you while the
 turn waits. Anything but o/once/y/yes, a/always or e/elevated denies.
 
-The prompt "you> " is shown only when stdin is a terminal; chat also reads
-piped input, one message per line.`,
+Piped input is read as it comes, one message per line (approval answers are
+the next lines): no line editing, no banner, and "you> " only when stdin is
+a terminal. When no gateway answers, chat says so at once and how to start
+one.
+
+Exit status: 0 after Ctrl-D or /quit, 1 when the gateway is down or goes
+away, 130 after Ctrl-C.`,
 		Example: `  openclaw chat
   openclaw chat --session agent:main:garden
-  printf 'hello\n/status\n' | openclaw chat`,
+  printf 'hello\n/status\n' | openclaw chat
+  printf '"""\nfirst line\nsecond line\n"""\n' | openclaw chat`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := checkKey("session", session); err != nil {
@@ -52,122 +79,251 @@ piped input, one message per line.`,
 	return cmd
 }
 
-// chat is the REPL. One goroutine reads stdin into lines; the loop takes a
-// line per message, and the approval callback — running while the turn's
-// stream is open — takes the answer from the same channel, so an answer is
-// never read as the next message.
+// chat is the REPL. Messages come from a chatInput: a terminal with line
+// editing, or piped lines. While a turn runs, Ctrl-C (and /stop typed on a
+// terminal) stops it on the gateway (runTurn); approvals are answered from
+// the same input, so an answer is never read as the next message.
 func (a *app) chat(ctx context.Context, key, agent string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // stops the reader goroutine when it is not blocked in Read
-	lines := readLines(ctx, a.stdin)
-	interactive := isTerminal(a.stdin)
+	// Ctrl-C outside a turn (piped input, or between prompts) leaves with
+	// status 130; during a turn runTurn takes it over.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil) // stops the reader goroutine when it is not blocked in Read
+	defer take(ctx, func() { cancel(errInterrupted) })()
 	cl := a.client()
 
-	next := func() (string, bool) {
-		select {
-		case l, ok := <-lines:
-			return l, ok
-		case <-ctx.Done():
-			return "", false
+	// A gateway that is down is said now, not after a first message that
+	// would be lost.
+	sctx, scancel := context.WithTimeout(ctx, 10*time.Second)
+	st, err := cl.Status(sctx)
+	scancel()
+	if err != nil {
+		if errors.Is(err, client.ErrGatewayDown) {
+			return fmt.Errorf("%w\n(the system service: sudo systemctl start openclaw-gateway; then run openclaw chat again)", err)
 		}
+		return chatErr(ctx, err)
+	}
+
+	in := a.chatInput(ctx)
+	defer in.close()
+	if isTerminal(a.stdin) {
+		fmt.Fprintln(a.stderr, chatBanner(cl.Socket(), st, key, agent))
 	}
 
 	for {
-		if interactive {
-			fmt.Fprint(a.stdout, "you> ")
+		text, err := readMessage(in, a.stderr)
+		switch {
+		case errors.Is(err, errLineCleared):
+			continue
+		case errors.Is(err, errPromptInterrupt):
+			return errInterrupted
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return chatErr(ctx, err)
 		}
-		line, ok := next()
-		if !ok {
-			if interactive {
-				fmt.Fprintln(a.stdout)
-			}
-			return ctx.Err()
-		}
-		text := strings.TrimSpace(line)
+		text = strings.TrimSpace(text)
 		switch text {
 		case "":
 			continue
 		case "/quit", "/exit":
 			return nil
 		}
-
-		v := &turnView{out: a.stdout, err: a.stderr}
-		v.approval = func(ap *api.Approval) {
-			sessionKey := ap.SessionKey
-			if sessionKey == "" {
-				sessionKey = key
-			}
-			printApprovalPrompt(a.stderr, ap)
-			answer, ok := next()
-			if !interactive {
-				fmt.Fprintln(a.stderr, api.EscapeControl(answer)) // piped input is not echoed
-			}
-			if !ok {
-				answer = "" // end of input denies
-			}
-			slash := approvalAnswer(answer, ap.ID)
-			res, err := cl.Send(ctx, api.SendRequest{Text: slash, SessionKey: sessionKey, AgentID: agent}, nil)
-			switch {
-			case err != nil && ctx.Err() != nil:
-				// interrupted: the turn's own error reports it
-			case err != nil:
-				fmt.Fprintf(a.stderr, "openclaw: %s: %v\n", api.EscapeControl(slash), err)
-			case res.Reply != "":
-				fmt.Fprintln(a.stderr, res.Reply)
-			}
-		}
-		// One idempotency key per typed message, kept across retries.
-		res, err := cl.SendRetry(ctx, api.SendRequest{Text: text, SessionKey: key, AgentID: agent, IdempotencyKey: client.NewIdempotencyKey()}, v.event, a.retry(v))
-		if err != nil {
-			v.breakLines()
-			var apiErr *api.Error
-			if errors.Is(err, client.ErrGatewayDown) || ctx.Err() != nil || !errors.As(err, &apiErr) && !errors.Is(err, client.ErrStreamEnded) {
-				return err
-			}
-			// A failed turn (model error, bad command) does not end the chat.
-			fmt.Fprintf(a.stderr, "openclaw: %v\n", err)
+		if word, ok := unknownCommand(text); ok {
+			fmt.Fprintln(a.stderr, commandList(word))
 			continue
 		}
-		v.finish(res)
+
+		res, err := a.chatTurn(ctx, cl, in, api.SendRequest{Text: text, SessionKey: key, AgentID: agent, IdempotencyKey: client.NewIdempotencyKey()})
+		switch {
+		case errors.Is(err, errTurnStopped):
+			continue // what was kept is printed; back to the prompt
+		case err != nil:
+			var apiErr *api.Error
+			if errors.Is(err, client.ErrGatewayDown) || ctx.Err() != nil || errors.Is(err, errInterrupted) ||
+				!errors.As(err, &apiErr) && !errors.Is(err, client.ErrStreamEnded) {
+				return chatErr(ctx, err)
+			}
+			// A failed turn (model error, bad command) does not end the chat.
+			fmt.Fprintf(a.stderr, "openclaw: %v\n", turnFailure(err))
+			continue
+		}
 		if key == "" {
 			key = res.SessionKey
 		}
 	}
 }
 
-// readLines reads r line by line (any length, without the line ending) into
-// the returned channel, which is closed at the end of input or when ctx is
-// done. A read error other than EOF ends the input too.
-func readLines(ctx context.Context, r io.Reader) <-chan string {
-	ch := make(chan string)
-	go func() {
-		defer close(ch)
-		br := bufio.NewReader(r)
-		for {
-			line, err := br.ReadString('\n')
-			if line != "" || err == nil {
-				line = strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")
-				select {
-				case ch <- line:
-				case <-ctx.Done():
-					return
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	return ch
+// chatErr is err, or errInterrupted when Ctrl-C ended ctx.
+func chatErr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errInterrupted) {
+		return errInterrupted
+	}
+	return err
 }
 
-// isTerminal reports whether r is a terminal (a character device), without
-// golang.org/x/term: only the prompt depends on it.
-func isTerminal(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
+// chatTurn runs one message: the stream shown, approvals asked inline, and
+// on a terminal the lines typed meanwhile read — /stop stops the turn.
+func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req api.SendRequest) (*api.Result, error) {
+	v := &turnView{out: a.stdout, err: a.stderr}
+	userStop := make(chan struct{}, 1)
+	answers := make(chan string, 1)
+	var waiting atomic.Bool // an approval waits for its answer
+	typed, stopTyping := in.duringTurn(ctx)
+	defer stopTyping()
+	if typed != nil {
+		go func() {
+			for l := range typed {
+				t := strings.TrimSpace(l)
+				switch {
+				case strings.EqualFold(t, "/stop"):
+					select {
+					case userStop <- struct{}{}:
+					default:
+					}
+				case waiting.Load():
+					select {
+					case answers <- l:
+					default:
+					}
+				case t != "":
+					v.note("(not sent: the assistant is still answering; /stop or Ctrl-C stops it)")
+				}
+			}
+		}()
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// answer waits for the user's answer to an approval; false: none will
+	// come (end of input, the turn stopped).
+	answer := func() (string, bool) {
+		if p, ok := in.(*pipedInput); ok {
+			select {
+			case l, ok := <-p.lines:
+				fmt.Fprintln(a.stderr, api.EscapeControl(l)) // piped input is not echoed
+				return l, ok
+			case <-v.stopping:
+			case <-ctx.Done():
+			}
+			return "", false
+		}
+		waiting.Store(true)
+		defer waiting.Store(false)
+		select {
+		case l := <-answers:
+			return l, true
+		case <-v.stopping:
+		case <-ctx.Done():
+		}
+		return "", false
+	}
+	v.approval = func(ap *api.Approval) {
+		sessionKey := ap.SessionKey
+		if sessionKey == "" {
+			sessionKey = req.SessionKey
+		}
+		printApprovalPrompt(a.stderr, ap)
+		l, ok := answer()
+		select {
+		case <-v.stopping:
+			fmt.Fprintln(a.stderr)
+			return // the /stop ends the wait for approval too
+		default:
+		}
+		if !ok {
+			l = "" // end of input denies
+		}
+		slash := approvalAnswer(l, ap.ID)
+		res, err := cl.Send(ctx, api.SendRequest{Text: slash, SessionKey: sessionKey, AgentID: req.AgentID}, nil)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			// interrupted: the turn's own error reports it
+		case err != nil:
+			fmt.Fprintf(a.stderr, "openclaw: %s: %v\n", api.EscapeControl(slash), err)
+		case res.Reply != "":
+			fmt.Fprintln(a.stderr, res.Reply)
+		}
+	}
+	res, err := a.runTurn(ctx, cl, req, v, userStop)
+	if err != nil {
+		v.breakLines()
+		return nil, err
+	}
+	v.finish(res)
+	return res, nil
+}
+
+// chatInput picks how chat reads: line editing when both ends are a
+// terminal, else lines as they come (a pipe, a file, output to a file).
+func (a *app) chatInput(ctx context.Context) chatInput {
+	f, ok := a.stdin.(*os.File)
+	if ok && isTerminal(a.stdin) && isTerminal(a.stdout) && os.Getenv("TERM") != "dumb" {
+		hp, err := historyPath()
+		if err != nil {
+			fmt.Fprintf(a.stderr, "openclaw: warning: %v; history is not saved\n", err)
+		}
+		t, err := newTTYInput(f, a.stdout, a.stderr, hp)
+		if err == nil {
+			return t
+		}
+		fmt.Fprintf(a.stderr, "openclaw: warning: %v; reading plain lines\n", err)
+	}
+	return &pipedInput{ctx: ctx, lines: readLines(ctx, a.stdin), prompt: isTerminal(a.stdin), out: a.stdout}
+}
+
+// blockQuote starts and ends a multi-line message.
+const blockQuote = `"""`
+
+// readMessage reads one message: a line, or the lines between two """
+// lines (joined with newlines, kept as typed). Single lines go to the
+// history; Ctrl-C inside a block drops the block.
+func readMessage(in chatInput, errw io.Writer) (string, error) {
+	line, err := in.readLine("you> ")
+	if err != nil {
+		return "", err
+	}
+	if strings.TrimSpace(line) != blockQuote {
+		in.remember(line)
+		return line, nil
+	}
+	var lines []string
+	for {
+		l, err := in.readLine("... ")
+		switch {
+		case errors.Is(err, errLineCleared), errors.Is(err, errPromptInterrupt):
+			fmt.Fprintln(errw, "(message dropped)")
+			return "", errLineCleared
+		case errors.Is(err, io.EOF):
+			if len(lines) > 0 {
+				fmt.Fprintln(errw, `openclaw: input ended inside a """ block; it was not sent`)
+			}
+			return "", io.EOF
+		case err != nil:
+			return "", err
+		}
+		if strings.TrimSpace(l) == blockQuote {
+			return strings.Join(lines, "\n"), nil
+		}
+		lines = append(lines, l)
+	}
+}
+
+// chatBanner is the one line chat starts with on a terminal.
+func chatBanner(gateway string, st *api.Status, key, agent string) string {
+	if key == "" {
+		if agent == "" {
+			agent = st.DefaultAgent
+		}
+		key = "agent:" + agent + ":main"
+	}
+	model := st.Model
+	if model == "" {
+		model = "none configured"
+	}
+	return fmt.Sprintf("openclaw chat · gateway %s · model %s · session %s · Ctrl-D or /quit to leave",
+		api.EscapeControl(gateway), api.EscapeControl(model), api.EscapeControl(key))
+}
+
+// isTerminal reports whether f is a terminal (not merely a character
+// device such as /dev/null).
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
+	return ok && readline.IsTerminal(int(file.Fd()))
 }

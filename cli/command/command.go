@@ -21,8 +21,21 @@
 //     (engine.SessionKey.Valid) before anything is sent.
 //   - `chat` answers approvals inline and keeps going after a failed turn
 //     (the error is printed); only a gateway that is down ends it with
-//     exit 1. Ctrl-C ends the CLI; the gateway decides what happens to a
-//     turn whose stream was closed.
+//     exit 1. Ctrl-C during a turn (chat, message send) sends /stop for the
+//     turn's session — once the gateway accepted the message, so a message
+//     queued behind another turn never stops that one — and prints what
+//     the session kept, counted from the stream (the gateway keeps the
+//     streamed text); a second Ctrl-C, or one at chat's empty prompt, exits
+//     130, as shells report SIGINT. Ctrl-C elsewhere cancels the command.
+//   - chat's line editing is chzyer/readline (it returns the typed line
+//     with Ctrl-C, so "clear the line" and "leave" can differ; raw mode only
+//     while reading a line, so Ctrl-C during a turn is a signal). Lines
+//     typed during a turn are read by polling the terminal (no read left
+//     pending to race readline); only /stop and approval answers are acted
+//     on then. The history file is ours, not readline's: 0600, no symlink,
+//     1000 lines, no /approve or /deny, no """ blocks.
+//   - An unknown "/word" (letters, digits, - and _ only) is answered
+//     locally; the list is api.Commands, shared with the gateway.
 //   - `sessions import` takes the session key from --key, else from a
 //     "sessionKey" field of the transcript's header line; with neither it is
 //     a usage error (OpenClaw's own headers carry no key).
@@ -37,9 +50,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,10 +60,11 @@ import (
 )
 
 // Main runs the CLI with the process's arguments and standard streams and
-// returns its exit code: 0 ok, 1 error, 2 usage error. Ctrl-C (SIGINT) and
-// SIGTERM cancel the running command.
+// returns its exit code: 0 ok, 1 error, 2 usage error, 130 interrupted.
+// SIGTERM cancels the running command, and so does Ctrl-C (SIGINT) except
+// during a turn of chat or message send, which stops the turn instead.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext() // interrupt.go
 	defer stop()
 	return run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
@@ -72,6 +84,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return 0
+	}
+	if ee, ok := exitCode(err); ok { // interrupt.go: 130 after Ctrl-C
+		if ee.msg != "" {
+			fmt.Fprintf(stderr, "openclaw: %s\n", ee.msg)
+		}
+		return ee.code
 	}
 	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		fmt.Fprintln(stderr, "openclaw: interrupted")

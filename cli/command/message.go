@@ -1,11 +1,13 @@
 package command
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +43,14 @@ with the same key: the gateway attaches the retry to the same turn, so the
 message is answered exactly once — or, if the gateway crashed mid-turn, you
 get the note that the turn was interrupted (exit status 1).
 $OPENCLAW_SEND_RETRIES sets how many retries (default 8; 0 disables).
+
+Ctrl-C stops the turn on the gateway (as /stop for its session; closing
+the connection alone would leave it running), prints what the session kept
+— your message, tool results, the partial reply — and exits with status
+130. A second Ctrl-C while the stop is in flight exits at once. A turn that
+fails (the model's error, a bad command) exits with status 1 and the reason
+on stderr; with --json as {"ok": false, "error": {"code", "message"}} on
+stdout.
 
 --json prints only the final result:
 {"reply", "sessionKey", "sessionId", "model", "usage", …}.
@@ -90,10 +100,15 @@ retried until the channel takes it. --json prints {"ok", "queued", "keys"}.`,
 			}
 			v := &turnView{out: a.stdout, err: a.stderr, quiet: asJSON}
 			v.approval = func(ap *api.Approval) { a.printApprovalHint(v, ap, req.SessionKey) }
-			res, err := a.client().SendRetry(cmd.Context(), req, v.event, a.retry(v))
+			res, err := a.runTurn(cmd.Context(), a.client(), req, v, nil)
 			if err != nil {
 				v.breakLines()
-				return err
+				if errors.Is(err, errTurnStopped) || errors.Is(err, errInterrupted) {
+					// Ctrl-C: what was kept is on stderr; 130 as for SIGINT.
+					_ = a.jsonFailure(asJSON, &api.Error{Code: api.CodeAborted, Message: "stopped with Ctrl-C"})
+					return errInterrupted
+				}
+				return a.jsonFailure(asJSON, turnFailure(err))
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res)
@@ -148,26 +163,49 @@ func (a *app) printApprovalHint(v *turnView, ap *api.Approval, key string) {
 }
 
 // turnView shows one turn's event stream: reply text on out, everything
-// else as lines on err.
+// else as lines on err. Its methods may be called from several goroutines
+// (the stream, a Ctrl-C, a /stop in flight).
 type turnView struct {
 	out, err io.Writer
 	quiet    bool // --json: no reply text on out
 	approval func(*api.Approval)
+	accepted func(sessionKey string) // the gateway committed the message
+	// stopping is closed when the user stops the turn (runTurn), so an
+	// approval prompt stops waiting for an answer.
+	stopping chan struct{}
 
-	streamed bool            // some reply text was printed
-	printed  strings.Builder // the reply text printed so far
-	partial  bool            // out's last line is not finished
-	thinking bool            // err's last line is unfinished reasoning text
+	mu          sync.Mutex
+	streamed    bool            // some reply text was printed
+	printed     strings.Builder // the reply text printed so far
+	partial     bool            // out's last line is not finished
+	thinking    bool            // err's last line is unfinished reasoning text
+	toolResults int             // tool results seen (kept when the turn is stopped)
 }
 
 // event is the Send callback.
 func (v *turnView) event(ev api.Event) {
 	switch ev.Type {
+	case api.EventAccepted:
+		if ev.Accepted != nil && v.accepted != nil {
+			v.accepted(ev.Accepted.SessionKey)
+		}
+		return
+	case api.EventApproval:
+		// Outside the lock: the callback waits for the user's answer.
+		if ev.Approval != nil && v.approval != nil {
+			v.breakLines()
+			v.approval(ev.Approval)
+		}
+		return
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	switch ev.Type {
 	case api.EventQueued:
-		v.note("… queued behind the session's running turn")
+		v.noteLocked("… queued behind the session's running turn")
 	case api.EventDelta:
 		if !v.quiet {
-			v.text(ev.Text)
+			v.textLocked(ev.Text)
 		}
 	case api.EventThinking:
 		if v.partial {
@@ -180,24 +218,26 @@ func (v *turnView) event(ev api.Event) {
 		}
 	case api.EventToolCall:
 		if ev.Tool != nil {
-			v.note("%s", toolCallLine(ev.Tool))
+			v.noteLocked("%s", toolCallLine(ev.Tool))
 		}
 	case api.EventToolResult:
 		if ev.Tool != nil {
-			v.note("%s", toolResultLine(ev.Tool))
-		}
-	case api.EventApproval:
-		if ev.Approval != nil && v.approval != nil {
-			v.breakLines()
-			v.approval(ev.Approval)
+			v.toolResults++
+			v.noteLocked("%s", toolResultLine(ev.Tool))
 		}
 	case api.EventFailover:
-		v.note("↻ failover: %s", ev.Text)
+		v.noteLocked("↻ failover: %s", ev.Text)
 	}
 }
 
 // text prints reply text.
 func (v *turnView) text(s string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.textLocked(s)
+}
+
+func (v *turnView) textLocked(s string) {
 	if s == "" {
 		return
 	}
@@ -213,12 +253,24 @@ func (v *turnView) text(s string) {
 
 // note prints one progress line on err, finishing unfinished lines first.
 func (v *turnView) note(format string, args ...any) {
-	v.breakLines()
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.noteLocked(format, args...)
+}
+
+func (v *turnView) noteLocked(format string, args ...any) {
+	v.breakLinesLocked()
 	fmt.Fprintf(v.err, format+"\n", args...)
 }
 
 // breakLines ends unfinished lines on both streams.
 func (v *turnView) breakLines() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.breakLinesLocked()
+}
+
+func (v *turnView) breakLinesLocked() {
 	if v.partial {
 		fmt.Fprintln(v.out)
 		v.partial = false
@@ -232,25 +284,45 @@ func (v *turnView) breakLines() {
 // finish shows the end of a turn: the reply if none streamed (slash
 // commands answer without deltas), a final newline, and attachments.
 func (v *turnView) finish(res *api.Result) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	switch {
 	case v.quiet:
 	case !v.streamed:
-		v.text(res.Reply)
+		v.textLocked(res.Reply)
 	case res.Replayed:
 		// The stream broke mid-reply and the retry got the whole recorded
 		// reply: print what was not shown yet.
 		if rest, ok := strings.CutPrefix(res.Reply, strings.TrimSpace(v.printed.String())); ok {
-			v.text(rest)
+			v.textLocked(rest)
 		} else {
-			v.breakLines()
-			v.text(res.Reply)
+			v.breakLinesLocked()
+			v.textLocked(res.Reply)
 		}
 	}
-	v.breakLines()
+	v.breakLinesLocked()
 	if res.Suppressed && !v.streamed {
-		v.note("(no reply: the assistant stayed silent)")
+		v.noteLocked("(no reply: the assistant stayed silent)")
 	}
 	for _, m := range res.Media {
-		v.note("attachment: %s", m)
+		v.noteLocked("attachment: %s", m)
 	}
+}
+
+// turnFailure is the reason a turn failed, for message send's exit status
+// 1: the gateway's message (written for a user), escaped line by line, as
+// one line unless it carries an example (no model configured).
+func turnFailure(err error) error {
+	var ae *api.Error
+	if !errors.As(err, &ae) {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(ae.Message), "\n")
+	for i, l := range lines {
+		lines[i] = api.EscapeControl(l)
+	}
+	if ae.Code == api.CodeAborted {
+		lines[0] = "the turn was stopped: " + lines[0]
+	}
+	return &api.Error{Code: ae.Code, Message: strings.Join(lines, "\n")}
 }
