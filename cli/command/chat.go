@@ -197,7 +197,9 @@ func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req
 		if p, ok := in.(*pipedInput); ok {
 			select {
 			case l, ok := <-p.lines:
-				fmt.Fprintln(a.stderr, api.EscapeControl(l)) // piped input is not echoed
+				if !p.prompt {
+					fmt.Fprintln(a.stderr, api.EscapeControl(l)) // piped input is not echoed
+				}
 				return l, ok
 			case <-v.stopping:
 			case <-ctx.Done():
