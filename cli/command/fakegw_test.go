@@ -33,6 +33,8 @@ import (
 //	              sends the rest and done (as the real gateway attaches a
 //	              retry to its running turn)
 //	cut always    a delta, then the stream closes, on every try
+//	slow          accepted, a delta, then waits for /stop on its session
+//	              and ends with the aborted error (chat_test.go)
 //	/status       a command reply without deltas
 //	anything else "echo: <text>"
 type fakeGateway struct {
@@ -322,6 +324,8 @@ func (g *fakeGateway) message(w http.ResponseWriter, r *http.Request, req api.Se
 		s.send(api.Event{Type: api.EventDelta, Text: "Half a rep"})
 	case "silent":
 		s.send(api.Event{Type: api.EventDone, Result: &api.Result{SessionKey: key, Suppressed: true}})
+	case "slow", "/stop": // chat_test.go
+		g.slowOrStop(s, r, req.Text, key, done)
 	case "/status":
 		s.send(api.Event{Type: api.EventDone, Result: &api.Result{Reply: "agent main · model local/qwen3-1.7b · 2 sessions", SessionKey: key, Command: "status"}})
 	default:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -180,6 +181,7 @@ type turnView struct {
 	partial     bool            // out's last line is not finished
 	thinking    bool            // err's last line is unfinished reasoning text
 	toolResults int             // tool results seen (kept when the turn is stopped)
+	replyRunes  int             // reply text received, shown or not (--json)
 }
 
 // event is the Send callback.
@@ -204,6 +206,7 @@ func (v *turnView) event(ev api.Event) {
 	case api.EventQueued:
 		v.noteLocked("… queued behind the session's running turn")
 	case api.EventDelta:
+		v.replyRunes += utf8.RuneCountInString(ev.Text)
 		if !v.quiet {
 			v.textLocked(ev.Text)
 		}

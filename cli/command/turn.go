@@ -111,7 +111,7 @@ func (v *turnView) keptLine() string {
 	if v.toolResults > 0 {
 		kept += fmt.Sprintf(", %d tool result(s)", v.toolResults)
 	}
-	if n := len([]rune(v.printed.String())); n > 0 {
+	if n := v.replyRunes; n > 0 {
 		kept += fmt.Sprintf(" and the partial reply (%d chars)", n)
 	} else {
 		kept += " (no reply yet)"
