@@ -21,7 +21,8 @@ import (
 // TestChatPTY drives the real openclaw CLI in a pseudo-terminal against a
 // real gateway process (both are this test binary, as in the scripts):
 // Ctrl-C while a reply streams stops the turn on the gateway, says what was
-// kept and returns to the prompt, and the next message is answered at once;
+// kept and returns to the prompt, and so does /stop typed meanwhile; the
+// next message is answered at once;
 // the history survives a restart of chat; Ctrl-C at an empty prompt exits
 // 130 and Ctrl-D exits 0.
 func TestChatPTY(t *testing.T) {
@@ -39,7 +40,8 @@ func TestChatPTY(t *testing.T) {
 	// The first reply streams half its text and then stalls until the
 	// gateway gives up on it: only a /stop ends that turn.
 	story := "Once upon a time there was a small garden behind a house, and in it grew tomatoes."
-	srv := openaitest.NewServer(openaitest.Reply{Text: story, Stall: true})
+	srv := openaitest.NewServer(openaitest.Reply{Text: story, Stall: true},
+		openaitest.Reply{Text: "Another story begins in a forest far away, where the trees talk to each other.", Stall: true})
 	defer srv.Close()
 
 	dir, err := os.MkdirTemp("", "ocpty") // short: a Unix socket path is limited
@@ -97,6 +99,12 @@ func TestChatPTY(t *testing.T) {
 	c.send("\x03") // Ctrl-C: the terminal sends SIGINT
 	c.waitFor("⏹ stopped; the session keeps your message and the partial reply (")
 	c.waitFor("you> ")
+	// /stop typed while the next reply streams does the same.
+	c.send("another one\r")
+	c.waitFor("Another story")
+	c.send("/stop\r")
+	c.waitFor("⏹ stopped; the session keeps your message and the partial reply (")
+	c.waitFor("you> ")
 	start := time.Now()
 	c.send("and now?\r")
 	c.waitFor("echo: and now?")
@@ -132,7 +140,7 @@ func TestChatPTY(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("history file mode %v, want 0600", fi.Mode().Perm())
 	}
-	if data, _ := os.ReadFile(hist); string(data) != "tell me a story\nand now?\n" {
+	if data, _ := os.ReadFile(hist); string(data) != "tell me a story\nanother one\nand now?\n" {
 		t.Errorf("history file = %q", data)
 	}
 
