@@ -123,7 +123,11 @@ type SetResult struct {
 // layout; the previous file is kept as path+".bak"), atomically: a temp
 // file in the same directory, mode 0600, synced, renamed over it. A
 // missing file is created. A symlinked file is written where it points.
-func Set(path, key string, value []byte) (*SetResult, error) {
+func Set(path, key string, value []byte) (*SetResult, error) { return SetIn(path, "", key, value) }
+
+// SetIn is Set checking the result with the default workspace under
+// stateDir (see LoadIn).
+func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 	parts, err := splitKey(key)
 	if err != nil {
 		return nil, err
@@ -164,7 +168,7 @@ func Set(path, key string, value []byte) (*SetResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
-	if _, _, err := parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), true); err != nil {
+	if _, _, err := parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), stateDir, true); err != nil {
 		return nil, withoutLines(err)
 	}
 	if !res.Created {
