@@ -12,6 +12,7 @@ import (
 	"github.com/titanous/json5"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/config"
 )
 
@@ -27,7 +28,10 @@ they work the same from a paired laptop. Keys are dotted paths:
 agents.defaults.model, gateway.port, models.providers.ollama.baseUrl; a
 number indexes a list (agents.list.0.id).
 
-config validate FILE checks a file here, without a gateway.`
+config validate finds the file as the gateway does (--config, --state-dir,
+$OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, <state dir>/openclaw.json or
+.json5) and checks it here, or asks the running gateway; FILE checks that
+file here. See openclaw config validate --help.`
 	c.Example = `  openclaw config get agents.defaults.model
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '{primary: "ollama/llama3.2", fallbacks: ["local/qwen3-1.7b"]}'
@@ -160,58 +164,127 @@ func (a *app) configValidateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate [FILE]",
-		Short: "Check the gateway's config file, or FILE here",
-		Long: `Check a config file (JSON5 with OpenClaw's keys) over the built-in defaults.
-Without FILE the gateway checks its own file, on its machine. With FILE (or
-$OPENCLAW_CONFIG naming one) the file is checked here and no gateway is
-needed.
+		Short: "Check the config file the gateway loads (or FILE), and say which it is",
+		Long: `Check a config file (JSON5 with OpenClaw's keys) over the built-in defaults,
+and say which file it is and how it was found.
 
-Prints "ok: FILE", or every problem on its own line ("FILE:LINE: key.path:
-reason") and exits 1. Warnings ("warning: FILE:LINE: key.path: reason") do
-not fail the check: OpenClaw settings this gateway ignores, a read-only
-workspace. Each agent's workspace must exist or be creatable; nothing is
-created.
+Which file:
+  FILE                      that file, checked here.
+  --config, --state-dir     the file openclaw-gateway run would load with
+                            the same flags, found here as it finds it:
+                            --config, $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG,
+                            else openclaw.json or openclaw.json5 in the state
+                            dir (--state-dir, $OPENCLAW_STATE_DIR, else
+                            ~/.openclaw-edge). No gateway is needed.
+  --gateway NAME            the paired gateway checks its own file.
+  $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG or $OPENCLAW_STATE_DIR set
+                            found here, as with the flags.
+  nothing                   the running gateway checks the file it loaded
+                            (its own machine, its own flags); when no
+                            gateway runs here, the file a gateway started
+                            now would load, found here.
 
---json prints {"ok", "file", "missing", "errors": [{"message", "file",
-"line", "path", "reason"}], "warnings"}.`,
+Prints "ok: FILE" and how it was found, or every problem on its own line
+("FILE:LINE: key.path: reason") and exits 1. Warnings ("warning: FILE:LINE:
+key.path: reason") do not fail the check: OpenClaw settings this gateway
+ignores, a read-only workspace. Each agent's workspace must exist or be
+creatable; nothing is created.
+
+--json prints {"ok", "file", "missing", "how", "by", "errors": [{"message",
+"file", "line", "path", "reason"}], "warnings"}; "by" is "gateway" or
+"cli" (who found and checked the file).`,
 		Example: `  openclaw config validate
-  openclaw config validate /etc/openclaw/openclaw.json
+  openclaw config validate --state-dir /var/lib/openclaw
+  openclaw config validate ./openclaw.json
   openclaw config validate --json | jq -r '.errors[].message'`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var report api.ConfigValidation
-			if file, ok := localConfigFile(args); ok {
-				report = validateLocal(file)
-			} else {
-				r, err := a.client().ConfigValidate(cmd.Context())
+			if a.validateHere(args) {
+				report, err := a.validateLocated(args, "")
 				if err != nil {
-					return a.jsonFailure(asJSON, err)
+					return err
 				}
-				report = *r
+				return a.printValidation(report, asJSON)
 			}
-			return a.printValidation(report, asJSON)
+			r, err := a.client().ConfigValidate(cmd.Context())
+			if errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				// No gateway here: check what one started now would load.
+				report, lerr := a.validateLocated(nil, "no gateway is running here")
+				if lerr != nil {
+					return lerr
+				}
+				return a.printValidation(report, asJSON)
+			}
+			if err != nil {
+				return a.jsonFailure(asJSON, err)
+			}
+			return a.printValidation(*r, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok", "file", "errors", "warnings"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok", "file", "how", "by", "errors", "warnings"} as JSON`)
 	return cmd
 }
 
-// localConfigFile is the file `config validate` checks here: FILE, else
-// $OPENCLAW_CONFIG; false: ask the gateway.
-func localConfigFile(args []string) (string, bool) {
-	if len(args) == 1 {
-		return args[0], true
+// validateHere says whether `config validate` finds and checks the file
+// here rather than asking the gateway: a FILE, --config or --state-dir, or
+// one of the variables that choose it (unless --gateway names a gateway).
+func (a *app) validateHere(args []string) bool {
+	if len(args) == 1 || a.configFile != "" || a.stateDir != "" {
+		return true
 	}
-	if f := os.Getenv("OPENCLAW_CONFIG"); f != "" {
-		return f, true
+	if a.gateway != "" {
+		return false
 	}
-	return "", false
+	for _, v := range []string{"OPENCLAW_CONFIG_PATH", "OPENCLAW_CONFIG", "OPENCLAW_STATE_DIR"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
-// validateLocal checks a config file on this machine.
-func validateLocal(file string) api.ConfigValidation {
-	report := api.ConfigValidation{File: file, Errors: []api.ConfigProblem{}}
-	_, warnings, err := config.Check(file)
+// socketGuessed says whether the gateway's socket was guessed (no
+// --socket, $OPENCLAW_SOCKET or --gateway) and is local: when it does not
+// answer, the user did not ask for that gateway in particular.
+func (a *app) socketGuessed() bool {
+	return a.socket == "" && os.Getenv("OPENCLAW_SOCKET") == "" && a.gateway == "" && !a.client().Remote()
+}
+
+// validateLocated checks FILE, or the file config.Locate finds from the
+// CLI's --config and --state-dir and the environment, here. note, if set,
+// says why it was checked here.
+func (a *app) validateLocated(args []string, note string) (api.ConfigValidation, error) {
+	var loc config.Location
+	var err error
+	if len(args) == 1 {
+		// FILE by name; the default workspace still lives in the state dir.
+		loc.File = args[0]
+		loc.StateDir, _, err = config.LocateStateDir(config.Where{StateDir: a.stateDir})
+	} else {
+		loc, err = config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	}
+	if err != nil {
+		return api.ConfigValidation{}, err
+	}
+	report := validateLocal(loc)
+	report.By = "cli"
+	if len(args) == 0 {
+		report.How = loc.How()
+	}
+	if note != "" {
+		report.How += "; checked here: " + note
+	}
+	return report, nil
+}
+
+// validateLocal checks a config file on this machine, with the default
+// workspace under loc's state dir.
+func validateLocal(loc config.Location) api.ConfigValidation {
+	report := api.ConfigValidation{File: loc.File, Errors: []api.ConfigProblem{}}
+	if loc.File == "" {
+		report.Missing = true
+	}
+	_, warnings, err := loc.Check()
 	for _, w := range warnings {
 		report.Warnings = append(report.Warnings, problemOf(w))
 	}
@@ -252,6 +325,9 @@ func (a *app) printValidation(report api.ConfigValidation, asJSON bool) error {
 			for _, p := range report.Errors {
 				fmt.Fprintln(a.stdout, api.EscapeControl(p.Message))
 			}
+		}
+		if report.How != "" {
+			fmt.Fprintf(a.stdout, "file: %s\n", api.EscapeControl(oneLine(report.How)))
 		}
 	}
 	if report.OK {

@@ -87,29 +87,11 @@ func (l Location) How() string {
 // "~/" is expanded in every path (a systemd Environment= line has no shell
 // to do it); paths are made absolute.
 func Locate(w Where) (Location, error) {
-	getenv, home := w.Getenv, w.Home
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	if home == nil {
-		home = os.UserHomeDir
-	}
+	getenv, home := w.defaults()
 	var l Location
-	switch {
-	case w.StateDir != "":
-		l.StateDir, l.StateDirFrom = w.StateDir, StateFromFlag
-	case getenv("OPENCLAW_STATE_DIR") != "":
-		l.StateDir, l.StateDirFrom = getenv("OPENCLAW_STATE_DIR"), StateFromEnv
-	default:
-		h, err := home()
-		if err != nil || h == "" {
-			return Location{}, fmt.Errorf("find the home directory for the default state dir ~/%s (pass --state-dir or set $OPENCLAW_STATE_DIR): %v", DefaultStateDirName, err)
-		}
-		l.StateDir, l.StateDirFrom = filepath.Join(h, DefaultStateDirName), StateFromDefault
-	}
 	var err error
-	if l.StateDir, err = absHome(l.StateDir, home); err != nil {
-		return Location{}, fmt.Errorf("state dir (%s): %w", l.StateDirFrom, err)
+	if l.StateDir, l.StateDirFrom, err = LocateStateDir(w); err != nil {
+		return Location{}, err
 	}
 
 	switch {
@@ -150,6 +132,40 @@ func Locate(w Where) (Location, error) {
 		return Location{}, fmt.Errorf("both %s and %s exist: keep one (the gateway will not guess which one you edit), or name one with --config", found[0], found[1])
 	}
 	return l, nil
+}
+
+// LocateStateDir is the state dir part of Locate: --state-dir, else
+// $OPENCLAW_STATE_DIR, else ~/.openclaw-edge, made absolute, and where it
+// came from.
+func LocateStateDir(w Where) (dir, from string, err error) {
+	getenv, home := w.defaults()
+	switch {
+	case w.StateDir != "":
+		dir, from = w.StateDir, StateFromFlag
+	case getenv("OPENCLAW_STATE_DIR") != "":
+		dir, from = getenv("OPENCLAW_STATE_DIR"), StateFromEnv
+	default:
+		h, err := home()
+		if err != nil || h == "" {
+			return "", "", fmt.Errorf("find the home directory for the default state dir ~/%s (pass --state-dir or set $OPENCLAW_STATE_DIR): %v", DefaultStateDirName, err)
+		}
+		dir, from = filepath.Join(h, DefaultStateDirName), StateFromDefault
+	}
+	if dir, err = absHome(dir, home); err != nil {
+		return "", "", fmt.Errorf("state dir (%s): %w", from, err)
+	}
+	return dir, from, nil
+}
+
+func (w Where) defaults() (func(string) string, func() (string, error)) {
+	getenv, home := w.Getenv, w.Home
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if home == nil {
+		home = os.UserHomeDir
+	}
+	return getenv, home
 }
 
 // absHome expands a leading "~/" with home and makes p absolute.
