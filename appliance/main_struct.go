@@ -218,6 +218,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Models:       resolver,
 		Status: func(st *api.Status) {
 			sandboxStatus(sb, st)
+			st.MissingModels = resolver.missingModels(ags)
 			if lanSide != nil {
 				lanSide.Status(st)
 			}
