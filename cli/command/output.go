@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -49,7 +50,7 @@ func errorCode(err error) string {
 		return api.CodeBadRequest
 	case errors.Is(err, client.ErrGatewayDown):
 		return "gateway_down"
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return "interrupted"
 	}
 	return "error"
@@ -64,5 +65,8 @@ type failure struct {
 // writeFailure prints err as {"ok":false,"error":{"code","message"}}.
 func writeFailure(w io.Writer, err error) {
 	msg := strings.TrimSpace(err.Error())
+	if errors.Is(err, context.Canceled) {
+		msg = errInterrupted.Error()
+	}
 	_ = writeJSON(w, failure{Error: api.Error{Code: errorCode(err), Message: msg}}) // the error is reported on stderr either way
 }
