@@ -110,6 +110,11 @@ func (m *Main) Run(ctx context.Context) error {
 	for _, w := range cfg.Warnings() {
 		log.Warn("config: " + w.Error())
 	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if w := legacyState(m.Location, cfg, home); w != "" {
+			log.Warn(w) // before the workspace is created below
+		}
+	}
 	m.resolveSocket(cfg)
 	if err := os.MkdirAll(m.StateDir, 0o700); err != nil {
 		return fmt.Errorf("create state dir: %w", err)

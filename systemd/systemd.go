@@ -76,7 +76,7 @@ func Unit(binary string) ([]byte, error) {
 // Launchd is what the launchd plist needs.
 type Launchd struct {
 	Binary   string // absolute path of openclaw-gateway
-	StateDir string // the gateway's --state-dir, e.g. ~/.openclaw
+	StateDir string // the gateway's --state-dir, e.g. ~/.openclaw-edge
 }
 
 // LogFile is where the launchd agent's stdout and stderr go.
