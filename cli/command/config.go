@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,10 @@ func (a *app) configGetCmd() *cobra.Command {
 		Short: "Print a value of the gateway's config",
 		Long: `Print the value of KEY as the gateway reads its config file now: the file
 over the built-in defaults, ${VAR} expanded (what the gateway uses from
-its next start). Without KEY, the whole config. A string prints as it is,
+its next start). Without KEY, the whole config. The file is the one
+` + "`openclaw config validate`" + ` names: read here when --config, --state-dir or
+$OPENCLAW_CONFIG_PATH/$OPENCLAW_CONFIG/$OPENCLAW_STATE_DIR name it, or when
+no gateway runs here; else the running gateway reads its own. A string prints as it is,
 anything else as JSON. Secrets (API keys, tokens, passwords, HTTP headers)
 print as "[redacted]".
 
@@ -60,7 +64,13 @@ print as "[redacted]".
 			if len(args) == 1 {
 				key = args[0]
 			}
-			v, err := a.client().ConfigGet(cmd.Context(), key)
+			var v *api.ConfigValue
+			var err error
+			if a.validateHere(nil) {
+				v, err = a.configGetHere(key)
+			} else if v, err = a.client().ConfigGet(cmd.Context(), key); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				v, err = a.configGetHere(key) // no gateway here: its file, read here
+			}
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -113,14 +123,17 @@ null, {primary: "ollama/llama3.2"}, ["a", "b"]), else a plain string
 (loopback); quote a string that looks like something else ('"true"'). null
 removes the key, so its default applies.
 
-The gateway checks the whole resulting config first and writes nothing if
-it is not valid: every problem is printed with its key. The file is
-rewritten as JSON (comments are not kept; the previous file stays as
-FILE.bak), atomically, mode 0600. The gateway reads its config at start:
+The whole resulting config is checked first and nothing is written if it
+is not valid: every problem is printed with its key. The file is the one
+` + "`openclaw config validate`" + ` names (changed here or by the running gateway,
+as for config get; created as <state dir>/openclaw.json when there is
+none). It is rewritten as JSON, atomically, mode 0600; the JSON5 library
+keeps no comments, so a JSON5 file loses its comments and layout — they
+stay in FILE.bak, and set says so. The gateway reads its config at start:
 restart it to apply the change.
 
 --json prints {"ok", "file", "key", "value", "created", "backup",
-"restartNeeded"}.`,
+"reformatted", "restartNeeded"}.`,
 		Example: `  openclaw config set gateway.bind lan
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '"ollama/llama3.2"'
@@ -131,7 +144,13 @@ restart it to apply the change.
 			if err != nil {
 				return a.jsonFailure(asJSON, &usageError{err})
 			}
-			res, err := a.client().ConfigSet(cmd.Context(), api.ConfigSetRequest{Key: args[0], Value: value})
+			req := api.ConfigSetRequest{Key: args[0], Value: value}
+			var res *api.ConfigSetResult
+			if a.validateHere(nil) {
+				res, err = a.configSetHere(req)
+			} else if res, err = a.client().ConfigSet(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				res, err = a.configSetHere(req) // no gateway here: its file, changed here
+			}
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -149,6 +168,9 @@ restart it to apply the change.
 			fmt.Fprintf(a.stdout, "%s %s in %s: %s", api.EscapeControl(res.Key), verb, api.EscapeControl(res.File), shown.String())
 			if res.Backup != "" {
 				fmt.Fprintf(a.stdout, "the previous file is kept as %s\n", api.EscapeControl(res.Backup))
+			}
+			if res.Reformatted {
+				fmt.Fprintln(a.stdout, "the file was JSON5 and is now plain JSON: its comments and layout are only in the .bak (the JSON5 library keeps none)")
 			}
 			if res.RestartNeeded {
 				fmt.Fprintln(a.stdout, "restart the gateway to apply it (sudo systemctl restart openclaw-gateway, or stop and start openclaw-gateway run)")
@@ -355,4 +377,72 @@ func splitErrors(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// configGetHere is config get on this machine: the file config.Locate
+// finds, read as the gateway would read it.
+func (a *app) configGetHere(key string) (*api.ConfigValue, error) {
+	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	if err != nil {
+		return nil, err
+	}
+	c, err := loc.Load()
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeInvalidConfig, Message: "the config file does not load:\n" + err.Error()}
+	}
+	v, ok, err := c.Value(key)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if !ok {
+		return nil, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("the config has no key %s (keys are dotted paths such as agents.defaults.model or gateway.port; `openclaw config get` shows them all)", key)}
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the value of %s: %w", key, err)
+	}
+	return &api.ConfigValue{Key: key, Value: data, File: loc.File}, nil
+}
+
+// configSetHere is config set on this machine: the located file, or a new
+// <state dir>/openclaw.json, as the gateway would create it.
+func (a *app) configSetHere(req api.ConfigSetRequest) (*api.ConfigSetResult, error) {
+	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	if err != nil {
+		return nil, err
+	}
+	path := loc.File
+	if path == "" {
+		if err := os.MkdirAll(loc.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create the state dir for the config file: %w", err)
+		}
+		path = filepath.Join(loc.StateDir, config.FileName)
+	}
+	res, err := config.SetIn(path, loc.StateDir, req.Key, req.Value)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, &api.Error{Code: api.CodeInvalidConfig, Message: fmt.Sprintf("%s was not changed:\n%v", path, err)}
+		}
+		return nil, err
+	}
+	out := &api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
+	out.Value = json.RawMessage("null") // removed: the key has no value of its own
+	if v, err := a.configGetHereFile(loc, res.File, req.Key); err == nil {
+		out.Value = v
+	}
+	return out, nil
+}
+
+// configGetHereFile is the value of key in file after a set.
+func (a *app) configGetHereFile(loc config.Location, file, key string) (json.RawMessage, error) {
+	c, err := config.LoadIn(file, loc.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := c.Value(key)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("no value")
+	}
+	return json.Marshal(v)
 }

@@ -120,8 +120,13 @@ func (a *app) checkSocket(cmd *cobra.Command, args []string) error {
 	if !top.HasParent() || offline[top.Name()] {
 		return nil
 	}
-	if cmd.Name() == "validate" && top.Name() == "config" && a.validateHere(args) {
-		return nil // a file checked here
+	if top.Name() == "config" {
+		if cmd.Name() != "validate" {
+			args = nil // get and set take a KEY, not a FILE
+		}
+		if a.validateHere(args) {
+			return nil // the file is found and read here
+		}
 	}
 
 	if a.cl == nil && (a.gateway != "" || a.useDefaultGateway()) {

@@ -43,6 +43,9 @@ type ConfigSetResult struct {
 	// was before (its comments included: the new one is plain JSON).
 	Created bool   `json:"created,omitempty"`
 	Backup  string `json:"backup,omitempty"`
+	// Reformatted: the file was JSON5 and is now plain JSON; its comments
+	// and layout are only in Backup (the JSON5 library keeps none).
+	Reformatted bool `json:"reformatted,omitempty"`
 	// RestartNeeded: the gateway reads its config at start only.
 	RestartNeeded bool `json:"restartNeeded"`
 }

@@ -109,6 +109,10 @@ type SetResult struct {
 	File    string
 	Created bool   // there was no file
 	Backup  string // the file as it was ("" when Created)
+	// Reformatted: the file was JSON5 (comments, unquoted keys, trailing
+	// commas) and is now plain JSON; the JSON5 library keeps no comments,
+	// so they survive only in Backup.
+	Reformatted bool
 }
 
 // Set sets key (dotted; a number indexes a list) in the config file at
@@ -173,6 +177,7 @@ func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 	}
 	if !res.Created {
 		res.Backup = path + ".bak"
+		res.Reformatted = len(bytes.TrimSpace(old)) > 0 && !json.Valid(bytes.TrimPrefix(old, []byte("\uFEFF")))
 		if err := writeFileAtomic(res.Backup, old); err != nil {
 			return nil, fmt.Errorf("keep the previous config as %s (nothing was changed): %w", res.Backup, err)
 		}

@@ -113,7 +113,7 @@ func (g *Gateway) serveConfigSet(w http.ResponseWriter, r *http.Request) {
 		g.conf.created = res.File
 	}
 	g.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", req.Key)
-	out := api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, RestartNeeded: true}
+	out := api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
 	if v, err := configValue(res.File, g.cfg.StateDir, req.Key); err == nil {
 		out.Value = v
 	} else {
