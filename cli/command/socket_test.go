@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/config"
 )
 
 func TestFindSocket(t *testing.T) {
@@ -226,5 +228,14 @@ func TestDoctor(t *testing.T) {
 	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor"}, strings.NewReader(""), &stdout, &stderr)
 	if code != 1 || !strings.Contains(stdout.String(), "FAIL    gateway  not reachable at ") {
 		t.Errorf("gateway down: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// The client's fallback socket is in the gateway's default state dir.
+func TestDefaultSocketInStateDir(t *testing.T) {
+	t.Setenv("OPENCLAW_SOCKET", "")
+	t.Setenv("OPENCLAW_STATE_DIR", "")
+	if got := filepath.Base(filepath.Dir(client.DefaultSocket())); got != config.DefaultStateDirName {
+		t.Errorf("client.DefaultSocket() is in %q; want the default state dir %q", got, config.DefaultStateDirName)
 	}
 }
