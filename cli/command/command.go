@@ -1,7 +1,8 @@
 // Package command is the openclaw CLI's command tree (cobra) as a library:
 // cli/main.go only calls Main. Every command that needs the gateway talks to
-// it through engine/api/client over the control socket; `config validate
-// FILE` is the one local command and links engine/config. The CLI never links
+// it through engine/api/client over the control socket; the config commands
+// may also find and read the gateway's config file here, with engine/config
+// (config.Locate, the very discovery the gateway runs). The CLI never links
 // models, storage, tools or channels (DESIGN.md §2).
 //
 // Choices made where the spec was silent:
@@ -36,6 +37,19 @@
 //     a usage error (OpenClaw's own headers carry no key).
 //   - `sessions list` sorts the table by last update, newest first; --json
 //     keeps the gateway's order.
+//   - config validate, get and set work on the file config.Locate finds
+//     here when anything names it (FILE, --config, --state-dir,
+//     $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, $OPENCLAW_STATE_DIR), unless
+//     --gateway names a gateway; otherwise they ask the running gateway
+//     (it knows its own flags and machine: the appliance, a paired box),
+//     and when no gateway answers at a socket that was only guessed they
+//     fall back to the file found here. A socket named by --socket or
+//     $OPENCLAW_SOCKET that does not answer stays an error.
+//   - --state-dir (global) also picks the socket, <state dir>/gateway.sock,
+//     as $OPENCLAW_STATE_DIR does; --config does not (gateway.socket in the
+//     file is not read by the CLI: pass --socket).
+//   - `agent --message TEXT` is `message send TEXT` run through that
+//     command's own RunE with its flags set, so the two cannot drift.
 package command
 
 import (
