@@ -41,7 +41,7 @@ build: deps
 build-pure:
 	CGO_ENABLED=0 $(GO) build -tags nollamacpp -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway-pure ./appliance
 
-## run: build, then run the gateway in the foreground (state in ~/.openclaw or $OPENCLAW_STATE_DIR)
+## run: build, then run the gateway in the foreground (state in ~/.openclaw-edge or $OPENCLAW_STATE_DIR)
 run: build
 	$(BIN)/openclaw-gateway run
 

@@ -32,7 +32,7 @@ func (f *boxFlags) main() (*Main, *config.Config, error) {
 	if err := m.resolvePaths(); err != nil {
 		return nil, nil, err
 	}
-	cfg, err := config.Load(m.ConfigPath)
+	cfg, err := config.LoadIn(m.ConfigPath, m.StateDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("config rejected:\n%w", err)
 	}

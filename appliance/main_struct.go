@@ -42,8 +42,8 @@ var version = "dev"
 // one place that knows the config file's shape; everything below it takes
 // its own small config.
 type Main struct {
-	ConfigPath string // "" → $OPENCLAW_CONFIG_PATH, else <state-dir>/openclaw.json if it exists, else embedded defaults
-	StateDir   string // "" → $OPENCLAW_STATE_DIR, else ~/.openclaw
+	ConfigPath string // "" → $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, <state-dir>/openclaw.json or .json5, else embedded defaults (config.Locate)
+	StateDir   string // "" → $OPENCLAW_STATE_DIR, else ~/.openclaw-edge
 	Socket     string // "" → gateway.socket from config, else $RUNTIME_DIRECTORY/gateway.sock, else <state-dir>/gateway.sock
 	Stderr     io.Writer
 	// Ready, if set, is called once the API is served (tests wait on it).
@@ -53,38 +53,21 @@ type Main struct {
 	Now func() time.Time
 
 	// Set while running.
-	Config  *config.Config
-	Gateway *gateway.Gateway
-	DB      *bolt.DB
+	Location config.Location // how ConfigPath and StateDir were found
+	Config   *config.Config
+	Gateway  *gateway.Gateway
+	DB       *bolt.DB
 }
 
-// resolvePaths fills in the defaults of the paths.
+// resolvePaths fills in the config file and the state dir the way both
+// binaries find them (config.Locate), so `openclaw config validate` checks
+// the file this gateway loads.
 func (m *Main) resolvePaths() error {
-	if m.StateDir == "" {
-		m.StateDir = os.Getenv("OPENCLAW_STATE_DIR")
-	}
-	if m.StateDir == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return fmt.Errorf("find the home directory for the default state dir (set --state-dir): %w", err)
-		}
-		m.StateDir = filepath.Join(home, ".openclaw")
-	}
-	m.StateDir = config.ExpandHome(m.StateDir)
-	abs, err := filepath.Abs(m.StateDir)
+	loc, err := config.Locate(config.Where{Config: m.ConfigPath, StateDir: m.StateDir})
 	if err != nil {
-		return fmt.Errorf("state dir %s: %w", m.StateDir, err)
+		return err
 	}
-	m.StateDir = abs
-	if m.ConfigPath == "" {
-		m.ConfigPath = os.Getenv("OPENCLAW_CONFIG_PATH")
-	}
-	if m.ConfigPath == "" {
-		p := filepath.Join(m.StateDir, "openclaw.json")
-		if _, err := os.Stat(p); err == nil {
-			m.ConfigPath = p
-		}
-	}
+	m.ConfigPath, m.StateDir, m.Location = loc.File, loc.StateDir, loc
 	return nil
 }
 
@@ -111,7 +94,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.resolvePaths(); err != nil {
 		return err
 	}
-	cfg, err := config.Load(m.ConfigPath)
+	cfg, err := config.LoadIn(m.ConfigPath, m.StateDir)
 	if err != nil {
 		return fmt.Errorf("config rejected, nothing was started:\n%w", err)
 	}
@@ -126,6 +109,11 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	for _, w := range cfg.Warnings() {
 		log.Warn("config: " + w.Error())
+	}
+	if home, err := os.UserHomeDir(); err == nil {
+		if w := legacyState(m.Location, cfg, home); w != "" {
+			log.Warn(w) // before the workspace is created below
+		}
 	}
 	m.resolveSocket(cfg)
 	if err := os.MkdirAll(m.StateDir, 0o700); err != nil {
@@ -235,6 +223,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Models:       resolver,
 		Status: func(st *api.Status) {
 			sandboxStatus(sb, st)
+			st.MissingModels = resolver.missingModels(ags)
 			if lanSide != nil {
 				lanSide.Status(st)
 			}
@@ -258,6 +247,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Doctor:          doctorConfig(cfg, registry, &lanSide),
 		Logs:            logFile,
 		ConfigFile:      m.ConfigPath,
+		ConfigHow:       m.Location.How(),
 		ConfigNewFile:   filepath.Join(m.StateDir, "openclaw.json"),
 	})
 	if err != nil {
@@ -340,7 +330,7 @@ func (m *Main) Run(ctx context.Context) error {
 	defer stopWatchdog()
 
 	defAgent := ags[0]
-	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
+	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "config_found", m.Location.How(), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
 	if defAgent.Model == "" {
 		log.Warn(strings.Join(strings.Fields(gateway.NoModelHelp), " "))
 	} else if _, _, _, err := resolver.Resolve([]string{defAgent.Model}, nil); err != nil {

@@ -8,4 +8,14 @@ import (
 	"github.com/openclaw-edge/edge/cli/command"
 )
 
-func main() { os.Exit(command.Main()) }
+// version is set by the Makefile through -ldflags "-X main.version=…", the
+// same string the gateway gets, so `openclaw --version` and the gateway's
+// version in `openclaw status` match.
+var version string
+
+func main() {
+	if version != "" {
+		command.Version = version
+	}
+	os.Exit(command.Main())
+}

@@ -28,7 +28,7 @@ const (
 	StateDir      = "/var/lib/openclaw" // StateDirectory=openclaw
 	Socket        = "/run/openclaw/gateway.sock"
 	DefaultBinary = "/usr/bin/openclaw-gateway" // ExecStart of the file as shipped
-	LaunchdLabel  = "ai.openclaw.gateway"       // OpenClaw's own launchd label
+	LaunchdLabel  = "ai.openclaw-edge.gateway"  // not OpenClaw's ai.openclaw.gateway: both can be installed
 )
 
 var (
@@ -36,7 +36,7 @@ var (
 	unit string
 	//go:embed openclaw.sysusers.conf
 	sysusers []byte
-	//go:embed ai.openclaw.gateway.plist.tmpl
+	//go:embed ai.openclaw-edge.gateway.plist.tmpl
 	plistText string
 	plist     = template.Must(template.New("plist").Parse(plistText))
 )
@@ -76,7 +76,7 @@ func Unit(binary string) ([]byte, error) {
 // Launchd is what the launchd plist needs.
 type Launchd struct {
 	Binary   string // absolute path of openclaw-gateway
-	StateDir string // the gateway's --state-dir, e.g. ~/.openclaw
+	StateDir string // the gateway's --state-dir, e.g. ~/.openclaw-edge
 }
 
 // LogFile is where the launchd agent's stdout and stderr go.

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/api/client"
 )
 
 // approvalsCmd is `openclaw approvals`: the owner's side of exec approvals
@@ -59,22 +57,7 @@ func (a *app) jsonFailure(asJSON bool, err error) error {
 	if err == nil || !asJSON {
 		return err
 	}
-	code := "error"
-	var ae *api.Error
-	var ue *usageError
-	switch {
-	case errors.As(err, &ae):
-		code = ae.Code
-	case errors.As(err, &ue):
-		code = api.CodeBadRequest
-	case errors.Is(err, client.ErrGatewayDown):
-		code = "gateway_down"
-	}
-	type failure struct {
-		OK    bool      `json:"ok"`
-		Error api.Error `json:"error"`
-	}
-	_ = writeJSON(a.stdout, failure{Error: api.Error{Code: code, Message: err.Error()}}) // the error is reported either way
+	writeFailure(a.stdout, err)
 	return err
 }
 

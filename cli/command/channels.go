@@ -27,9 +27,9 @@ gateway's config: its link state (linked, connecting, not-linked,
 logged-out, error, stopped), why it is not linked, who it is on the
 platform, its access policies, and the messages waiting in the outbox.
 
-A channel is configured in ~/.openclaw/openclaw.json (channels.whatsapp,
-channels.imessage, channels.email); WhatsApp is then linked with
-'openclaw channels login whatsapp'.
+A channel is configured in the gateway's config file (channels.whatsapp,
+channels.imessage, channels.email; ` + "`openclaw config validate`" + ` says which
+file that is); WhatsApp is then linked with 'openclaw channels login whatsapp'.
 
 --json prints [{"channel", "account", "state", "reason", "self",
 "dmPolicy", "groupPolicy", "outboxPending", "outboxDead", …}].`,

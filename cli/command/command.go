@@ -1,13 +1,22 @@
 // Package command is the openclaw CLI's command tree (cobra) as a library:
 // cli/main.go only calls Main. Every command that needs the gateway talks to
-// it through engine/api/client over the control socket; `config validate
-// FILE` is the one local command and links engine/config. The CLI never links
+// it through engine/api/client over the control socket; the config commands
+// may also find and read the gateway's config file here, with engine/config
+// (config.Locate, the very discovery the gateway runs). The CLI never links
 // models, storage, tools or channels (DESIGN.md §2).
 //
 // Choices made where the spec was silent:
 //   - Exit codes: 0 ok, 1 error ("openclaw: <message>" on stderr), 2 usage
 //     error (bad flag, wrong number of arguments, malformed session key,
-//     unknown subcommand) followed by a "Run '… --help'" hint.
+//     unknown subcommand) followed by a "Run '… --help'" hint, 130
+//     interrupted (SIGINT/SIGTERM), as shells expect.
+//   - With --json anywhere on the command line, a failure that printed
+//     nothing on stdout (a usage error, a gateway that is down, a turn that
+//     failed) prints {"ok":false,"error":{"code","message"}} there, so a
+//     script always gets one JSON object; a command whose documented
+//     object reports the failure itself (config validate) prints only
+//     that. Codes: the gateway's (api.Error), bad_request for usage
+//     errors, gateway_down, interrupted, else error.
 //   - `openclaw` and the command groups without a subcommand print their
 //     help and exit 0; an unknown subcommand is a usage error with
 //     suggestions.
@@ -41,6 +50,19 @@
 //     a usage error (OpenClaw's own headers carry no key).
 //   - `sessions list` sorts the table by last update, newest first; --json
 //     keeps the gateway's order.
+//   - config validate, get and set work on the file config.Locate finds
+//     here when anything names it (FILE, --config, --state-dir,
+//     $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, $OPENCLAW_STATE_DIR), unless
+//     --gateway names a gateway; otherwise they ask the running gateway
+//     (it knows its own flags and machine: the appliance, a paired box),
+//     and when no gateway answers at a socket that was only guessed they
+//     fall back to the file found here. A socket named by --socket or
+//     $OPENCLAW_SOCKET that does not answer stays an error.
+//   - --state-dir (global) also picks the socket, <state dir>/gateway.sock,
+//     as $OPENCLAW_STATE_DIR does; --config does not (gateway.socket in the
+//     file is not read by the CLI: pass --socket).
+//   - `agent --message TEXT` is `message send TEXT` run through that
+//     command's own RunE with its flags set, so the two cannot drift.
 package command
 
 import (
@@ -79,6 +101,13 @@ func TestscriptCommands() map[string]func() {
 
 // run executes the command line args and returns the exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	// With --json, a failure that printed nothing on stdout gets the
+	// {"ok":false,"error":…} object there (jsonFallback).
+	var watched *watchWriter
+	if jsonArg(args) {
+		watched = &watchWriter{w: stdout}
+		stdout = watched
+	}
 	root := New(stdin, stdout, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
@@ -86,22 +115,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	}
 	if ee, ok := exitCode(err); ok { // interrupt.go: 130 after Ctrl-C
+		if watched != nil && !watched.wrote {
+			writeFailure(stdout, err)
+		}
 		if ee.msg != "" {
 			fmt.Fprintf(stderr, "openclaw: %s\n", ee.msg)
 		}
 		return ee.code
 	}
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
-		fmt.Fprintln(stderr, "openclaw: interrupted")
-		return 1
+	code := 1
+	var ue *usageError
+	switch {
+	case ctx.Err() != nil && errors.Is(err, context.Canceled):
+		err, code = errors.New("interrupted"), 130
+	case errors.As(err, &ue):
+		code = 2
+	}
+	if watched != nil && !watched.wrote {
+		writeFailure(stdout, err)
 	}
 	fmt.Fprintf(stderr, "openclaw: %v\n", err)
-	var ue *usageError
-	if errors.As(err, &ue) {
+	if code == 2 {
 		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
-		return 2
 	}
-	return 1
+	return code
 }
 
 // usageError marks an error as the user's misuse of the command line.
@@ -152,6 +189,8 @@ type app struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	socket         string // --socket; "" = discoverSocket()
+	configFile     string // --config: the gateway's config file, for commands that read it here
+	stateDir       string // --state-dir: the gateway's state dir (its socket, its config)
 	gateway        string // --gateway: a paired gateway over TLS
 	cl             *client.Client
 	now            func() time.Time
@@ -162,7 +201,7 @@ func (a *app) client() *client.Client {
 	if a.cl == nil {
 		s := a.socket
 		if s == "" {
-			s = discoverSocket()
+			s = a.discoverSocket()
 		}
 		a.cl = client.New(s)
 	}
@@ -182,19 +221,32 @@ func New(stdin io.Reader, stdout, stderr io.Writer) *cobra.Command {
 messages, runs an interactive chat, and inspects sessions through the
 gateway's control socket.
 
-The socket is --socket, else $OPENCLAW_SOCKET, else
-$OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock when it
-exists, else the system service's /run/openclaw/gateway.sock when it exists.
-A socket owned by another user (not root, not the openclaw service) is
-refused.
+The socket is --socket, else $OPENCLAW_SOCKET, else gateway.sock in the
+state dir named by --state-dir or $OPENCLAW_STATE_DIR, else
+~/.openclaw-edge/gateway.sock when it exists, else the system service's
+/run/openclaw/gateway.sock when it exists. A socket owned by another user
+(not root, not the openclaw service) is refused. OpenClaw's own ~/.openclaw
+is never used: migrate from it with ` + "`openclaw migrate openclaw`" + `.
+
+The config file is found as openclaw-gateway finds it: --config, else
+$OPENCLAW_CONFIG_PATH, else $OPENCLAW_CONFIG, else openclaw.json or
+openclaw.json5 in the state dir (--state-dir, $OPENCLAW_STATE_DIR, else
+~/.openclaw-edge). ` + "`openclaw config validate`" + ` says which file that is.
 
 A gateway on another machine (a Raspberry Pi on the LAN) is reached over
 mutually authenticated TLS once this machine is paired with it
 (` + "`openclaw pair`" + `): pass --gateway NAME, or nothing when no local socket exists
 — the first gateway paired is the default.
 
-Exit codes: 0 ok, 1 error, 2 usage error.`,
-		Example: `  openclaw message send "what's on my calendar today?"
+With --json a command prints its own documented object on success, and
+{"ok": false, "error": {"code", "message"}} on stdout when it fails (the
+message also goes to stderr).
+
+Exit codes: 0 ok, 1 error, 2 usage error (bad flag or argument), 130
+interrupted (Ctrl-C).`,
+		Version: version(),
+		Example: `  openclaw status
+  openclaw agent --message "what's on my calendar today?"
   openclaw chat
   openclaw sessions list
   openclaw status --json
@@ -207,15 +259,21 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	root.SetVersionTemplate("openclaw {{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	root.PersistentPreRunE = a.checkSocket // never talk to an impostor's socket
 	root.PersistentFlags().StringVar(&a.socket, "socket", "",
-		"gateway control socket (default $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else ~/.openclaw/gateway.sock or /run/openclaw/gateway.sock, whichever exists)")
+		"gateway control socket (default $OPENCLAW_SOCKET, else <state dir>/gateway.sock, else ~/.openclaw-edge/gateway.sock or /run/openclaw/gateway.sock, whichever exists)")
+	root.PersistentFlags().StringVar(&a.configFile, "config", "",
+		"the gateway's config file, for commands that read it here (default $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, else <state dir>/openclaw.json or .json5)")
+	root.PersistentFlags().StringVar(&a.stateDir, "state-dir", "",
+		"the gateway's state dir: its socket and config (default $OPENCLAW_STATE_DIR, else ~/.openclaw-edge)")
 	root.PersistentFlags().StringVar(&a.gateway, "gateway", os.Getenv("OPENCLAW_GATEWAY"),
 		"a paired gateway to talk to over TLS: its name, id or HOST:PORT (default $OPENCLAW_GATEWAY; without it and without a local socket, the first gateway paired)")
 
 	root.AddCommand(
 		group("message", "Send messages to the assistant", a.sendCmd()),
+		a.agentCmd(),
 		a.chatCmd(),
 		group("sessions", "List, read, reset, export and import sessions",
 			a.sessionsListCmd(), a.sessionsHistoryCmd(), a.sessionsResetCmd(),

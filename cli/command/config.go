@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/titanous/json5"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/config"
 )
 
@@ -27,7 +29,10 @@ they work the same from a paired laptop. Keys are dotted paths:
 agents.defaults.model, gateway.port, models.providers.ollama.baseUrl; a
 number indexes a list (agents.list.0.id).
 
-config validate FILE checks a file here, without a gateway.`
+config validate finds the file as the gateway does (--config, --state-dir,
+$OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG, <state dir>/openclaw.json or
+.json5) and checks it here, or asks the running gateway; FILE checks that
+file here. See openclaw config validate --help.`
 	c.Example = `  openclaw config get agents.defaults.model
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '{primary: "ollama/llama3.2", fallbacks: ["local/qwen3-1.7b"]}'
@@ -43,7 +48,10 @@ func (a *app) configGetCmd() *cobra.Command {
 		Short: "Print a value of the gateway's config",
 		Long: `Print the value of KEY as the gateway reads its config file now: the file
 over the built-in defaults, ${VAR} expanded (what the gateway uses from
-its next start). Without KEY, the whole config. A string prints as it is,
+its next start). Without KEY, the whole config. The file is the one
+` + "`openclaw config validate`" + ` names: read here when --config, --state-dir or
+$OPENCLAW_CONFIG_PATH/$OPENCLAW_CONFIG/$OPENCLAW_STATE_DIR name it, or when
+no gateway runs here; else the running gateway reads its own. A string prints as it is,
 anything else as JSON. Secrets (API keys, tokens, passwords, HTTP headers)
 print as "[redacted]".
 
@@ -56,7 +64,13 @@ print as "[redacted]".
 			if len(args) == 1 {
 				key = args[0]
 			}
-			v, err := a.client().ConfigGet(cmd.Context(), key)
+			var v *api.ConfigValue
+			var err error
+			if a.validateHere(nil) {
+				v, err = a.configGetHere(key)
+			} else if v, err = a.client().ConfigGet(cmd.Context(), key); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				v, err = a.configGetHere(key) // no gateway here: its file, read here
+			}
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -109,14 +123,17 @@ null, {primary: "ollama/llama3.2"}, ["a", "b"]), else a plain string
 (loopback); quote a string that looks like something else ('"true"'). null
 removes the key, so its default applies.
 
-The gateway checks the whole resulting config first and writes nothing if
-it is not valid: every problem is printed with its key. The file is
-rewritten as JSON (comments are not kept; the previous file stays as
-FILE.bak), atomically, mode 0600. The gateway reads its config at start:
+The whole resulting config is checked first and nothing is written if it
+is not valid: every problem is printed with its key. The file is the one
+` + "`openclaw config validate`" + ` names (changed here or by the running gateway,
+as for config get; created as <state dir>/openclaw.json when there is
+none). It is rewritten as JSON, atomically, mode 0600; the JSON5 library
+keeps no comments, so a JSON5 file loses its comments and layout — they
+stay in FILE.bak, and set says so. The gateway reads its config at start:
 restart it to apply the change.
 
 --json prints {"ok", "file", "key", "value", "created", "backup",
-"restartNeeded"}.`,
+"reformatted", "restartNeeded"}.`,
 		Example: `  openclaw config set gateway.bind lan
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '"ollama/llama3.2"'
@@ -127,7 +144,13 @@ restart it to apply the change.
 			if err != nil {
 				return a.jsonFailure(asJSON, &usageError{err})
 			}
-			res, err := a.client().ConfigSet(cmd.Context(), api.ConfigSetRequest{Key: args[0], Value: value})
+			req := api.ConfigSetRequest{Key: args[0], Value: value}
+			var res *api.ConfigSetResult
+			if a.validateHere(nil) {
+				res, err = a.configSetHere(req)
+			} else if res, err = a.client().ConfigSet(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				res, err = a.configSetHere(req) // no gateway here: its file, changed here
+			}
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -146,6 +169,9 @@ restart it to apply the change.
 			if res.Backup != "" {
 				fmt.Fprintf(a.stdout, "the previous file is kept as %s\n", api.EscapeControl(res.Backup))
 			}
+			if res.Reformatted {
+				fmt.Fprintln(a.stdout, "the file was JSON5 and is now plain JSON: its comments and layout are only in the .bak (the JSON5 library keeps none)")
+			}
 			if res.RestartNeeded {
 				fmt.Fprintln(a.stdout, "restart the gateway to apply it (sudo systemctl restart openclaw-gateway, or stop and start openclaw-gateway run)")
 			}
@@ -160,58 +186,127 @@ func (a *app) configValidateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "validate [FILE]",
-		Short: "Check the gateway's config file, or FILE here",
-		Long: `Check a config file (JSON5 with OpenClaw's keys) over the built-in defaults.
-Without FILE the gateway checks its own file, on its machine. With FILE (or
-$OPENCLAW_CONFIG naming one) the file is checked here and no gateway is
-needed.
+		Short: "Check the config file the gateway loads (or FILE), and say which it is",
+		Long: `Check a config file (JSON5 with OpenClaw's keys) over the built-in defaults,
+and say which file it is and how it was found.
 
-Prints "ok: FILE", or every problem on its own line ("FILE:LINE: key.path:
-reason") and exits 1. Warnings ("warning: FILE:LINE: key.path: reason") do
-not fail the check: OpenClaw settings this gateway ignores, a read-only
-workspace. Each agent's workspace must exist or be creatable; nothing is
-created.
+Which file:
+  FILE                      that file, checked here.
+  --config, --state-dir     the file openclaw-gateway run would load with
+                            the same flags, found here as it finds it:
+                            --config, $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG,
+                            else openclaw.json or openclaw.json5 in the state
+                            dir (--state-dir, $OPENCLAW_STATE_DIR, else
+                            ~/.openclaw-edge). No gateway is needed.
+  --gateway NAME            the paired gateway checks its own file.
+  $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG or $OPENCLAW_STATE_DIR set
+                            found here, as with the flags.
+  nothing                   the running gateway checks the file it loaded
+                            (its own machine, its own flags); when no
+                            gateway runs here, the file a gateway started
+                            now would load, found here.
 
---json prints {"ok", "file", "missing", "errors": [{"message", "file",
-"line", "path", "reason"}], "warnings"}.`,
+Prints "ok: FILE" and how it was found, or every problem on its own line
+("FILE:LINE: key.path: reason") and exits 1. Warnings ("warning: FILE:LINE:
+key.path: reason") do not fail the check: OpenClaw settings this gateway
+ignores, a read-only workspace. Each agent's workspace must exist or be
+creatable; nothing is created.
+
+--json prints {"ok", "file", "missing", "how", "by", "errors": [{"message",
+"file", "line", "path", "reason"}], "warnings"}; "by" is "gateway" or
+"cli" (who found and checked the file).`,
 		Example: `  openclaw config validate
-  openclaw config validate /etc/openclaw/openclaw.json
+  openclaw config validate --state-dir /var/lib/openclaw
+  openclaw config validate ./openclaw.json
   openclaw config validate --json | jq -r '.errors[].message'`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var report api.ConfigValidation
-			if file, ok := localConfigFile(args); ok {
-				report = validateLocal(file)
-			} else {
-				r, err := a.client().ConfigValidate(cmd.Context())
+			if a.validateHere(args) {
+				report, err := a.validateLocated(args, "")
 				if err != nil {
-					return a.jsonFailure(asJSON, err)
+					return err
 				}
-				report = *r
+				return a.printValidation(report, asJSON)
 			}
-			return a.printValidation(report, asJSON)
+			r, err := a.client().ConfigValidate(cmd.Context())
+			if errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				// No gateway here: check what one started now would load.
+				report, lerr := a.validateLocated(nil, "no gateway is running here")
+				if lerr != nil {
+					return lerr
+				}
+				return a.printValidation(report, asJSON)
+			}
+			if err != nil {
+				return a.jsonFailure(asJSON, err)
+			}
+			return a.printValidation(*r, asJSON)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok", "file", "errors", "warnings"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"ok", "file", "how", "by", "errors", "warnings"} as JSON`)
 	return cmd
 }
 
-// localConfigFile is the file `config validate` checks here: FILE, else
-// $OPENCLAW_CONFIG; false: ask the gateway.
-func localConfigFile(args []string) (string, bool) {
-	if len(args) == 1 {
-		return args[0], true
+// validateHere says whether `config validate` finds and checks the file
+// here rather than asking the gateway: a FILE, --config or --state-dir, or
+// one of the variables that choose it (unless --gateway names a gateway).
+func (a *app) validateHere(args []string) bool {
+	if len(args) == 1 || a.configFile != "" || a.stateDir != "" {
+		return true
 	}
-	if f := os.Getenv("OPENCLAW_CONFIG"); f != "" {
-		return f, true
+	if a.gateway != "" {
+		return false
 	}
-	return "", false
+	for _, v := range []string{"OPENCLAW_CONFIG_PATH", "OPENCLAW_CONFIG", "OPENCLAW_STATE_DIR"} {
+		if os.Getenv(v) != "" {
+			return true
+		}
+	}
+	return false
 }
 
-// validateLocal checks a config file on this machine.
-func validateLocal(file string) api.ConfigValidation {
-	report := api.ConfigValidation{File: file, Errors: []api.ConfigProblem{}}
-	_, warnings, err := config.Check(file)
+// socketGuessed says whether the gateway's socket was guessed (no
+// --socket, $OPENCLAW_SOCKET or --gateway) and is local: when it does not
+// answer, the user did not ask for that gateway in particular.
+func (a *app) socketGuessed() bool {
+	return a.socket == "" && os.Getenv("OPENCLAW_SOCKET") == "" && a.gateway == "" && !a.client().Remote()
+}
+
+// validateLocated checks FILE, or the file config.Locate finds from the
+// CLI's --config and --state-dir and the environment, here. note, if set,
+// says why it was checked here.
+func (a *app) validateLocated(args []string, note string) (api.ConfigValidation, error) {
+	var loc config.Location
+	var err error
+	if len(args) == 1 {
+		// FILE by name; the default workspace still lives in the state dir.
+		loc.File = args[0]
+		loc.StateDir, _, err = config.LocateStateDir(config.Where{StateDir: a.stateDir})
+	} else {
+		loc, err = config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	}
+	if err != nil {
+		return api.ConfigValidation{}, err
+	}
+	report := validateLocal(loc)
+	report.By = "cli"
+	if len(args) == 0 {
+		report.How = loc.How()
+	}
+	if note != "" {
+		report.How += "; checked here: " + note
+	}
+	return report, nil
+}
+
+// validateLocal checks a config file on this machine, with the default
+// workspace under loc's state dir.
+func validateLocal(loc config.Location) api.ConfigValidation {
+	report := api.ConfigValidation{File: loc.File, Errors: []api.ConfigProblem{}}
+	if loc.File == "" {
+		report.Missing = true
+	}
+	_, warnings, err := loc.Check()
 	for _, w := range warnings {
 		report.Warnings = append(report.Warnings, problemOf(w))
 	}
@@ -253,6 +348,9 @@ func (a *app) printValidation(report api.ConfigValidation, asJSON bool) error {
 				fmt.Fprintln(a.stdout, api.EscapeControl(p.Message))
 			}
 		}
+		if report.How != "" {
+			fmt.Fprintf(a.stdout, "file: %s\n", api.EscapeControl(oneLine(report.How)))
+		}
 	}
 	if report.OK {
 		return nil
@@ -279,4 +377,72 @@ func splitErrors(err error) []error {
 		return out
 	}
 	return []error{err}
+}
+
+// configGetHere is config get on this machine: the file config.Locate
+// finds, read as the gateway would read it.
+func (a *app) configGetHere(key string) (*api.ConfigValue, error) {
+	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	if err != nil {
+		return nil, err
+	}
+	c, err := loc.Load()
+	if err != nil {
+		return nil, &api.Error{Code: api.CodeInvalidConfig, Message: "the config file does not load:\n" + err.Error()}
+	}
+	v, ok, err := c.Value(key)
+	if err != nil {
+		return nil, &usageError{err}
+	}
+	if !ok {
+		return nil, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("the config has no key %s (keys are dotted paths such as agents.defaults.model or gateway.port; `openclaw config get` shows them all)", key)}
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("encode the value of %s: %w", key, err)
+	}
+	return &api.ConfigValue{Key: key, Value: data, File: loc.File}, nil
+}
+
+// configSetHere is config set on this machine: the located file, or a new
+// <state dir>/openclaw.json, as the gateway would create it.
+func (a *app) configSetHere(req api.ConfigSetRequest) (*api.ConfigSetResult, error) {
+	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	if err != nil {
+		return nil, err
+	}
+	path := loc.File
+	if path == "" {
+		if err := os.MkdirAll(loc.StateDir, 0o700); err != nil {
+			return nil, fmt.Errorf("create the state dir for the config file: %w", err)
+		}
+		path = filepath.Join(loc.StateDir, config.FileName)
+	}
+	res, err := config.SetIn(path, loc.StateDir, req.Key, req.Value)
+	if err != nil {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return nil, &api.Error{Code: api.CodeInvalidConfig, Message: fmt.Sprintf("%s was not changed:\n%v", path, err)}
+		}
+		return nil, err
+	}
+	out := &api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
+	out.Value = json.RawMessage("null") // removed: the key has no value of its own
+	if v, err := a.configGetHereFile(loc, res.File, req.Key); err == nil {
+		out.Value = v
+	}
+	return out, nil
+}
+
+// configGetHereFile is the value of key in file after a set.
+func (a *app) configGetHereFile(loc config.Location, file, key string) (json.RawMessage, error) {
+	c, err := config.LoadIn(file, loc.StateDir)
+	if err != nil {
+		return nil, err
+	}
+	v, ok, err := c.Value(key)
+	if err != nil || !ok {
+		return nil, fmt.Errorf("no value")
+	}
+	return json.Marshal(v)
 }

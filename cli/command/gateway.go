@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/systemd"
 )
 
@@ -323,8 +324,8 @@ func (o *serviceOS) plistPath() string {
 	return filepath.Join(o.Home, "Library", "LaunchAgents", systemd.LaunchdLabel+".plist")
 }
 
-// launchdStateDir is --state-dir, else $OPENCLAW_STATE_DIR, else ~/.openclaw
-// (the gateway's own default).
+// launchdStateDir is --state-dir, else $OPENCLAW_STATE_DIR, else
+// ~/.openclaw-edge (the gateway's own default, config.DefaultStateDirName).
 func (o *serviceOS) launchdStateDir(flag string) (string, error) {
 	dir := flag
 	if dir == "" {
@@ -334,7 +335,7 @@ func (o *serviceOS) launchdStateDir(flag string) (string, error) {
 		if o.Home == "" {
 			return "", errors.New("no home directory: pass --state-dir")
 		}
-		dir = filepath.Join(o.Home, ".openclaw")
+		dir = filepath.Join(o.Home, config.DefaultStateDirName)
 	}
 	return filepath.Abs(dir)
 }
@@ -550,8 +551,9 @@ func (a *app) gatewayCmd() *cobra.Command {
   Linux   a systemd system service: /etc/systemd/system/openclaw-gateway.service
           (Type=notify, watchdog, hardened), the openclaw user from
           /etc/sysusers.d/openclaw.conf, state in /var/lib/openclaw. Needs root.
-  macOS   a launchd user agent: ~/Library/LaunchAgents/ai.openclaw.gateway.plist,
-          state in ~/.openclaw, logs in ~/.openclaw/logs/gateway.log.
+  macOS   a launchd user agent: ~/Library/LaunchAgents/ai.openclaw-edge.gateway.plist,
+          state in ~/.openclaw-edge (or --state-dir), logs in
+          ~/.openclaw-edge/logs/gateway.log.
 
 install and uninstall print every change before they make it; --dry-run
 prints the plan only. A file that exists with other contents is never
@@ -571,7 +573,7 @@ Linux (root): writes /etc/systemd/system/openclaw-gateway.service with
 ExecStart pointing at the binary, and /etc/sysusers.d/openclaw.conf; runs
 systemd-sysusers (creates the openclaw user), systemctl daemon-reload and
 systemctl enable --now (enable and restart when the unit changed).
-macOS: writes ~/Library/LaunchAgents/ai.openclaw.gateway.plist and runs
+macOS: writes ~/Library/LaunchAgents/ai.openclaw-edge.gateway.plist and runs
 launchctl bootstrap gui/$UID.
 
 The binary is --binary, else the openclaw-gateway beside this openclaw, else
@@ -594,6 +596,7 @@ the one in $PATH. Running install again with nothing changed changes nothing.
 					return err
 				}
 			}
+			opt.stateDir = a.stateDir // macOS: the global --state-dir; Linux uses /var/lib/openclaw
 			p, err := o.installPlan(cmd.Context(), opt)
 			if err != nil {
 				return err
@@ -612,7 +615,6 @@ the one in $PATH. Running install again with nothing changed changes nothing.
 		},
 	}
 	cmd.Flags().StringVar(&opt.binary, "binary", "", "the openclaw-gateway to run (default: beside openclaw, else in $PATH)")
-	cmd.Flags().StringVar(&opt.stateDir, "state-dir", "", "macOS: the gateway's state dir (default $OPENCLAW_STATE_DIR, else ~/.openclaw); Linux uses /var/lib/openclaw")
 	cmd.Flags().BoolVar(&opt.force, "force", false, "replace an existing unit, sysusers entry or plist that differs")
 	cmd.Flags().BoolVar(&opt.dryRun, "dry-run", false, "print the plan, change nothing")
 	cmd.Flags().BoolVar(&opt.print, "print", false, "also print the contents of the files written")
@@ -621,7 +623,6 @@ the one in $PATH. Running install again with nothing changed changes nothing.
 
 func (a *app) gatewayUninstallCmd() *cobra.Command {
 	var dryRun bool
-	var stateDir string
 	cmd := &cobra.Command{
 		Use:   "uninstall",
 		Short: "Stop and disable the gateway service and remove its files (state is kept)",
@@ -642,7 +643,7 @@ where they are.`,
 					return err
 				}
 			}
-			p, err := o.uninstallPlan(cmd.Context(), stateDir)
+			p, err := o.uninstallPlan(cmd.Context(), a.stateDir) // macOS: the state dir to mention
 			if err != nil {
 				return err
 			}
@@ -650,7 +651,6 @@ where they are.`,
 		},
 	}
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the plan, change nothing")
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "macOS: the state dir to mention (default $OPENCLAW_STATE_DIR, else ~/.openclaw)")
 	return cmd
 }
 

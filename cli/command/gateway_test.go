@@ -313,8 +313,8 @@ func TestGatewayControlLinux(t *testing.T) {
 func TestGatewayLaunchd(t *testing.T) {
 	t.Setenv("OPENCLAW_STATE_DIR", "")
 	o, r := fakeMachine(t, "darwin", 501)
-	target := "gui/501/ai.openclaw.gateway"
-	plist := "/Users/alice/Library/LaunchAgents/ai.openclaw.gateway.plist"
+	target := "gui/501/ai.openclaw-edge.gateway"
+	plist := "/Users/alice/Library/LaunchAgents/ai.openclaw-edge.gateway.plist"
 	r.fail["launchctl print "+target] = true // not loaded yet
 
 	code, out, errOut := runCLI("gateway", "install")
@@ -322,8 +322,8 @@ func TestGatewayLaunchd(t *testing.T) {
 		t.Fatalf("install: exit %d: %s", code, errOut)
 	}
 	golden(t, "install_darwin.txt", out)
-	golden(t, "ai.openclaw.gateway.plist", readRoot(t, o, plist))
-	if fi, err := os.Stat(o.path("/Users/alice/.openclaw/logs")); err != nil || !fi.IsDir() {
+	golden(t, "ai.openclaw-edge.gateway.plist", readRoot(t, o, plist))
+	if fi, err := os.Stat(o.path("/Users/alice/.openclaw-edge/logs")); err != nil || !fi.IsDir() {
 		t.Errorf("logs dir: %v", err)
 	}
 	want := []string{"launchctl print " + target, "launchctl enable " + target, "launchctl bootstrap gui/501 " + plist}
@@ -333,7 +333,7 @@ func TestGatewayLaunchd(t *testing.T) {
 
 	// Loaded now: status, restart, stop, uninstall.
 	delete(r.fail, "launchctl print "+target)
-	r.outputs["launchctl print "+target] = "gui/501/ai.openclaw.gateway = {\n\tactive count = 1\n\tstate = running\n\tpid = 777\n\truns = 2\n\tlast exit code = (never exited)\n}\n"
+	r.outputs["launchctl print "+target] = "gui/501/ai.openclaw-edge.gateway = {\n\tactive count = 1\n\tstate = running\n\tpid = 777\n\truns = 2\n\tlast exit code = (never exited)\n}\n"
 	code, out, _ = runCLI("gateway", "status", "--json")
 	var st serviceStatus
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
@@ -369,7 +369,7 @@ func TestGatewayLaunchd(t *testing.T) {
 
 	r.ran = nil
 	code, out, errOut = runCLI("gateway", "uninstall")
-	if code != 0 || o.exists(plist) || !strings.Contains(out, "state kept in /Users/alice/.openclaw") {
+	if code != 0 || o.exists(plist) || !strings.Contains(out, "state kept in /Users/alice/.openclaw-edge") {
 		t.Fatalf("uninstall: %d\n%s%s", code, out, errOut)
 	}
 	if !slices.Equal(r.lines(), []string{"launchctl print " + target, "launchctl bootout " + target}) {

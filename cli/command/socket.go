@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/config"
 )
 
 // systemSocket is where the gateway of the systemd unit listens
@@ -30,22 +31,27 @@ type socketFinder struct {
 var osSockets = socketFinder{getenv: os.Getenv, isSocket: isSocket, home: os.UserHomeDir}
 
 // find returns the socket to talk to: $OPENCLAW_SOCKET, else
-// $OPENCLAW_STATE_DIR/gateway.sock (both name one: no guessing), else the
-// user's own gateway (~/.openclaw/gateway.sock) when it is there, else the
+// <state dir>/gateway.sock for --state-dir (stateDir) or
+// $OPENCLAW_STATE_DIR (each names one: no guessing), else the user's own
+// gateway (~/.openclaw-edge/gateway.sock) when it is there, else the
 // systemd service's (/run/openclaw/gateway.sock) when it is there, else the
 // user default, so "not running" names the socket a user would start.
-func (f socketFinder) find() string {
+// OpenClaw's own ~/.openclaw is never looked at.
+func (f socketFinder) find(stateDir string) string {
 	if s := f.getenv("OPENCLAW_SOCKET"); s != "" {
 		return s
 	}
-	if d := f.getenv("OPENCLAW_STATE_DIR"); d != "" {
-		return filepath.Join(d, "gateway.sock")
+	if stateDir == "" {
+		stateDir = f.getenv("OPENCLAW_STATE_DIR")
+	}
+	if stateDir != "" {
+		return filepath.Join(config.ExpandHome(stateDir), "gateway.sock")
 	}
 	home, err := f.home()
 	if err != nil {
 		home = ""
 	}
-	user := filepath.Join(home, ".openclaw", "gateway.sock")
+	user := filepath.Join(home, config.DefaultStateDirName, "gateway.sock")
 	if f.isSocket(user) {
 		return user
 	}
@@ -61,8 +67,8 @@ func isSocket(p string) bool {
 }
 
 // discoverSocket is the socket used when --socket is empty.
-func discoverSocket() string {
-	s := osSockets.find()
+func (a *app) discoverSocket() string {
+	s := osSockets.find(a.stateDir)
 	if s == "" {
 		return client.DefaultSocket()
 	}
@@ -114,8 +120,13 @@ func (a *app) checkSocket(cmd *cobra.Command, args []string) error {
 	if !top.HasParent() || offline[top.Name()] {
 		return nil
 	}
-	if _, local := localConfigFile(args); local && cmd.Name() == "validate" && top.Name() == "config" {
-		return nil // a file checked here
+	if top.Name() == "config" {
+		if cmd.Name() != "validate" {
+			args = nil // get and set take a KEY, not a FILE
+		}
+		if a.validateHere(args) {
+			return nil // the file is found and read here
+		}
 	}
 
 	if a.cl == nil && (a.gateway != "" || a.useDefaultGateway()) {
@@ -132,10 +143,10 @@ func (a *app) checkSocket(cmd *cobra.Command, args []string) error {
 // useDefaultGateway says whether to talk to the default paired gateway: no
 // socket was named (flag or environment) and none is found here.
 func (a *app) useDefaultGateway() bool {
-	if a.socket != "" || os.Getenv("OPENCLAW_SOCKET") != "" || os.Getenv("OPENCLAW_STATE_DIR") != "" {
+	if a.socket != "" || a.stateDir != "" || os.Getenv("OPENCLAW_SOCKET") != "" || os.Getenv("OPENCLAW_STATE_DIR") != "" {
 		return false
 	}
-	if isSocket(discoverSocket()) {
+	if isSocket(a.discoverSocket()) {
 		return false
 	}
 	return hasDefaultGateway()

@@ -11,21 +11,27 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/config"
 )
 
 func TestFindSocket(t *testing.T) {
-	userSock := "/home/ann/.openclaw/gateway.sock"
+	userSock := "/home/ann/.openclaw-edge/gateway.sock"
+	openclawSock := "/home/ann/.openclaw/gateway.sock" // a real OpenClaw's: never ours
 	for _, tc := range []struct {
-		name    string
-		env     map[string]string
-		sockets []string // the sockets that exist
-		want    string
+		name     string
+		stateDir string // --state-dir
+		env      map[string]string
+		sockets  []string // the sockets that exist
+		want     string
 	}{
-		{"env names the socket", map[string]string{"OPENCLAW_SOCKET": "/x/gw.sock", "OPENCLAW_STATE_DIR": "/y"}, []string{systemSocket}, "/x/gw.sock"},
-		{"env names the state dir", map[string]string{"OPENCLAW_STATE_DIR": "/y"}, []string{userSock, systemSocket}, "/y/gateway.sock"},
-		{"the user's gateway first", nil, []string{userSock, systemSocket}, userSock},
-		{"then the systemd service's", nil, []string{systemSocket}, systemSocket},
-		{"none: the user default", nil, nil, userSock},
+		{"env names the socket", "/z", map[string]string{"OPENCLAW_SOCKET": "/x/gw.sock", "OPENCLAW_STATE_DIR": "/y"}, []string{systemSocket}, "/x/gw.sock"},
+		{"--state-dir names the state dir", "/z", map[string]string{"OPENCLAW_STATE_DIR": "/y"}, []string{userSock, systemSocket}, "/z/gateway.sock"},
+		{"env names the state dir", "", map[string]string{"OPENCLAW_STATE_DIR": "/y"}, []string{userSock, systemSocket}, "/y/gateway.sock"},
+		{"the user's gateway first", "", nil, []string{userSock, systemSocket}, userSock},
+		{"then the systemd service's", "", nil, []string{systemSocket}, systemSocket},
+		{"none: the user default", "", nil, nil, userSock},
+		{"OpenClaw's socket is not ours", "", nil, []string{openclawSock}, userSock},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := socketFinder{
@@ -33,7 +39,7 @@ func TestFindSocket(t *testing.T) {
 				isSocket: func(p string) bool { return strings.Contains(strings.Join(tc.sockets, "\x00")+"\x00", p+"\x00") },
 				home:     func() (string, error) { return "/home/ann", nil },
 			}
-			if got := f.find(); got != tc.want {
+			if got := f.find(tc.stateDir); got != tc.want {
 				t.Errorf("find() = %q, want %q", got, tc.want)
 			}
 		})
@@ -222,5 +228,14 @@ func TestDoctor(t *testing.T) {
 	code = run(context.Background(), []string{"--socket", filepath.Join(g.dir, "down.sock"), "doctor"}, strings.NewReader(""), &stdout, &stderr)
 	if code != 1 || !strings.Contains(stdout.String(), "FAIL    gateway  not reachable at ") {
 		t.Errorf("gateway down: exit %d\n%s", code, stdout.String())
+	}
+}
+
+// The client's fallback socket is in the gateway's default state dir.
+func TestDefaultSocketInStateDir(t *testing.T) {
+	t.Setenv("OPENCLAW_SOCKET", "")
+	t.Setenv("OPENCLAW_STATE_DIR", "")
+	if got := filepath.Base(filepath.Dir(client.DefaultSocket())); got != config.DefaultStateDirName {
+		t.Errorf("client.DefaultSocket() is in %q; want the default state dir %q", got, config.DefaultStateDirName)
 	}
 }

@@ -14,31 +14,112 @@ import (
 )
 
 func (a *app) statusCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, all bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the gateway's health",
 		Long: `Show the gateway's version, uptime, memory (RSS), sessions, default agent
-and model, the model that answered last, the local models loaded (each in its
+and model, configured models that cannot be used (not installed, not
+defined), the model that answered last, the local models loaded (each in its
 own openclaw-runner process, with that process's RSS) and the runner binary,
-the last error and the socket.`,
+the channels, the last error and the socket.
+
+--all adds this CLI's version, the exec approvals waiting for an answer and
+the default agent's memory index. Parts the gateway cannot give are
+reported in place ("unavailable: …"); the command still succeeds.
+
+--json prints the gateway's status object {"version", "apiVersion", "pid",
+"uptimeSeconds", "rssBytes", "model", "missingModels", "channels", …};
+with --all it also has "cliVersion", "approvals" and "memory" (and
+"approvalsError", "memoryError" when those could not be read).`,
 		Example: `  openclaw status
-  openclaw status --json | jq .rssBytes`,
+  openclaw status --all
+  openclaw status --json | jq .rssBytes
+  openclaw status --all --json | jq '.missingModels, .approvals'`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.client().Status(cmd.Context())
 			if err != nil {
-				return err
+				return a.jsonFailure(asJSON, err)
+			}
+			if !all {
+				if asJSON {
+					return writeJSON(a.stdout, st)
+				}
+				a.printStatus(st)
+				return nil
+			}
+			full := statusAll{Status: st, CLIVersion: version()}
+			if list, err := a.client().Approvals(cmd.Context()); err != nil {
+				full.ApprovalsError = err.Error()
+			} else {
+				full.Approvals = list
+				if full.Approvals == nil {
+					full.Approvals = []api.Approval{}
+				}
+			}
+			if ms, err := a.client().MemoryStatus(cmd.Context(), ""); err != nil {
+				full.MemoryError = err.Error()
+			} else {
+				full.Memory = ms
 			}
 			if asJSON {
-				return writeJSON(a.stdout, st)
+				return writeJSON(a.stdout, full)
 			}
-			a.printStatus(st)
+			a.printStatusAll(full)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	cmd.Flags().BoolVar(&all, "all", false, "also show pending approvals, memory and this CLI's version")
 	return cmd
+}
+
+// statusAll is `status --all --json`: the gateway's status and what else
+// --all gathers.
+type statusAll struct {
+	*api.Status
+	CLIVersion     string            `json:"cliVersion"`
+	Approvals      []api.Approval    `json:"approvals,omitempty"`
+	ApprovalsError string            `json:"approvalsError,omitempty"`
+	Memory         *api.MemoryStatus `json:"memory,omitempty"`
+	MemoryError    string            `json:"memoryError,omitempty"`
+}
+
+// printStatusAll prints status --all: the status, then the extra parts.
+func (a *app) printStatusAll(s statusAll) {
+	a.printStatus(s.Status)
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "cli	openclaw %s\n", s.CLIVersion)
+	switch {
+	case s.ApprovalsError != "":
+		fmt.Fprintf(tw, "approvals	unavailable: %s\n", oneLine(api.EscapeControl(s.ApprovalsError)))
+	case len(s.Approvals) == 0:
+		fmt.Fprintf(tw, "approvals	none waiting\n")
+	default:
+		fmt.Fprintf(tw, "approvals	%d waiting (openclaw approvals list)\n", len(s.Approvals))
+		for _, ap := range s.Approvals {
+			fmt.Fprintf(tw, "  %s	%s in %s, waiting %s\n", api.EscapeControl(ap.ID), oneLine(api.EscapeControl(ap.Command)),
+				api.EscapeControl(ap.SessionKey), a.now().Sub(ap.CreatedAt).Round(time.Second))
+		}
+	}
+	switch m := s.Memory; {
+	case s.MemoryError != "":
+		fmt.Fprintf(tw, "memory	unavailable: %s\n", oneLine(api.EscapeControl(s.MemoryError)))
+	case m != nil:
+		line := fmt.Sprintf("agent %s: %d files, %d chunks, %d vectors", m.AgentID, m.Files, m.Chunks, m.Vectors)
+		if m.Provider != "" {
+			line += ", embeddings " + m.Provider
+			if m.Model != "" {
+				line += "/" + m.Model
+			}
+		}
+		if m.LastError != "" {
+			line += "; last error: " + m.LastError
+		}
+		fmt.Fprintf(tw, "memory	%s\n", oneLine(api.EscapeControl(line)))
+	}
+	tw.Flush()
 }
 
 func (a *app) printStatus(st *api.Status) {
@@ -56,6 +137,9 @@ func (a *app) printStatus(st *api.Status) {
 	fmt.Fprintf(tw, "sessions\t%d (%d turns running)\n", st.Sessions, st.ActiveTurns)
 	fmt.Fprintf(tw, "agent\t%s\n", orDash(st.DefaultAgent))
 	fmt.Fprintf(tw, "model\t%s\n", orDash(st.Model))
+	for _, mp := range st.MissingModels {
+		fmt.Fprintf(tw, "missing model\t%s (agent %s): %s\n", api.EscapeControl(mp.Model), api.EscapeControl(mp.Agent), oneLine(api.EscapeControl(mp.Problem)))
+	}
 	fmt.Fprintf(tw, "last model\t%s\n", orDash(st.LastModel))
 	if st.LastFailover != "" {
 		fmt.Fprintf(tw, "last failover\t%s (%s)\n", oneLine(st.LastFailover), relTime(a.now(), st.LastFailoverAt))

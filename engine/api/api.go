@@ -216,6 +216,17 @@ type Status struct {
 	Channels []ChannelStatus `json:"channels,omitempty"`
 	// LAN is the TLS API for paired devices (gateway.bind/port).
 	LAN *LANStatus `json:"lan,omitempty"`
+	// MissingModels are the configured models (primaries and fallbacks)
+	// that cannot be used as configured: not installed, not defined.
+	MissingModels []ModelProblem `json:"missingModels,omitempty"`
+}
+
+// ModelProblem is a configured model that cannot be used, and why (with
+// what to do: `openclaw models pull NAME`, define the provider…).
+type ModelProblem struct {
+	Model   string `json:"model"` // "provider/model" as configured
+	Agent   string `json:"agent"` // the first agent that uses it
+	Problem string `json:"problem"`
 }
 
 // LANStatus describes the TLS listener for paired devices.

@@ -43,6 +43,9 @@ type ConfigSetResult struct {
 	// was before (its comments included: the new one is plain JSON).
 	Created bool   `json:"created,omitempty"`
 	Backup  string `json:"backup,omitempty"`
+	// Reformatted: the file was JSON5 and is now plain JSON; its comments
+	// and layout are only in Backup (the JSON5 library keeps none).
+	Reformatted bool `json:"reformatted,omitempty"`
 	// RestartNeeded: the gateway reads its config at start only.
 	RestartNeeded bool `json:"restartNeeded"`
 }
@@ -58,10 +61,16 @@ type ConfigProblem struct {
 
 // ConfigValidation is the check of a config file (`config validate
 // --json`). Missing: there is no file and the built-in defaults apply.
+// How says how File was found ("named by --config", "found in the state
+// dir …"); By is who found and checked it: "gateway" (the running
+// gateway, its own file) or "cli" (the CLI, locating it as the gateway
+// does at start).
 type ConfigValidation struct {
 	OK       bool            `json:"ok"`
 	File     string          `json:"file"`
 	Missing  bool            `json:"missing,omitempty"`
+	How      string          `json:"how,omitempty"`
+	By       string          `json:"by,omitempty"`
 	Errors   []ConfigProblem `json:"errors"`
 	Warnings []ConfigProblem `json:"warnings,omitempty"`
 }

@@ -44,6 +44,15 @@
 //     the default agent, else "<defaults.workspace>-<id>" (OpenClaw's
 //     workspace-<agentId>), so two agents never share memory files by
 //     accident. Relative paths resolve against the config file's directory.
+//   - Both binaries find the config with Locate: --config,
+//     $OPENCLAW_CONFIG_PATH, $OPENCLAW_CONFIG (alias), then openclaw.json
+//     or openclaw.json5 in the state dir (--state-dir, $OPENCLAW_STATE_DIR,
+//     ~/.openclaw-edge — never OpenClaw's own ~/.openclaw). A state dir
+//     holding both files is an error, not a silent choice.
+//   - agents.defaults.workspace is empty by default, meaning
+//     <state dir>/workspace, so a user install keeps everything in its one
+//     directory; Load and Parse, which know no state dir, use the default
+//     one.
 //   - session.reset.mode: daily (at atHour, plus idle expiry when
 //     idleMinutes > 0, whichever comes first), idle (idleMinutes required)
 //     or none.
@@ -98,7 +107,7 @@ type Agents struct {
 // AgentDefaults are the settings shared by all agents (agents.defaults).
 type AgentDefaults struct {
 	Model             ModelRef   `json:"model"`
-	Workspace         string     `json:"workspace"`         // default "~/.openclaw/workspace"
+	Workspace         string     `json:"workspace"`         // "" (the default) = <state dir>/workspace
 	UserTimezone      string     `json:"userTimezone"`      // IANA name; "" = the host's local zone
 	PromptMode        string     `json:"promptMode"`        // full | minimal | none
 	MaxTurns          int        `json:"maxTurns"`          // tool-loop iterations per turn
@@ -427,8 +436,13 @@ func Default() *Config {
 // Load reads the config file at path over the defaults and validates it,
 // the agents' workspaces included (see Check). path "" gives the defaults.
 // On any error the config is nil; warnings are in Config.Warnings.
-func Load(path string) (*Config, error) {
-	c, _, err := load(path, true)
+func Load(path string) (*Config, error) { return LoadIn(path, "") }
+
+// LoadIn is Load with the default workspace (agents.defaults.workspace left
+// empty) under stateDir: <stateDir>/workspace. stateDir "" is the default
+// state dir, ~/.openclaw-edge.
+func LoadIn(path, stateDir string) (*Config, error) {
+	c, _, err := load(path, stateDir, true)
 	return c, err
 }
 
@@ -437,13 +451,16 @@ func Load(path string) (*Config, error) {
 // each agent's workspace on disk, creating nothing: one that does not exist
 // must be creatable (its nearest existing parent a writable directory), and
 // an existing read-only one is a warning.
-func Check(path string) (*Config, []*Error, error) { return load(path, true) }
+func Check(path string) (*Config, []*Error, error) { return load(path, "", true) }
+
+// CheckIn is Check with the default workspace under stateDir (see LoadIn).
+func CheckIn(path, stateDir string) (*Config, []*Error, error) { return load(path, stateDir, true) }
 
 // load is Load/Check; checkFS=false skips the workspace checks (tests of
 // fixture files whose paths do not exist here).
-func load(path string, checkFS bool) (*Config, []*Error, error) {
+func load(path, stateDir string, checkFS bool) (*Config, []*Error, error) {
 	if path == "" {
-		return parseChecked(nil, "built-in defaults", os.LookupEnv, "", checkFS)
+		return parseChecked(nil, "built-in defaults", os.LookupEnv, "", stateDir, checkFS)
 	}
 	data, err := readConfigFile(path)
 	if err != nil {
@@ -453,7 +470,7 @@ func load(path string, checkFS bool) (*Config, []*Error, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("load config: %w", err)
 	}
-	return parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), checkFS)
+	return parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), stateDir, checkFS)
 }
 
 // Parse is Load from bytes; name names the source in error messages.

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"model", d.Model, ModelRef{Primary: "local/qwen3-1.7b"}},
-		{"workspace", d.Workspace, "~/.openclaw/workspace"},
+		{"workspace", d.Workspace, filepath.Join(DefaultStateDir(), "workspace")},
 		{"userTimezone", d.UserTimezone, ""},
 		{"promptMode", d.PromptMode, "full"},
 		{"maxTurns", d.MaxTurns, 20},
@@ -86,7 +86,7 @@ func TestDefaults(t *testing.T) {
 	if !ok {
 		t.Fatal(`Agent("main") not found`)
 	}
-	if home, err := os.UserHomeDir(); err == nil && a.Workspace != filepath.Join(home, ".openclaw", "workspace") {
+	if home, err := os.UserHomeDir(); err == nil && a.Workspace != filepath.Join(home, ".openclaw-edge", "workspace") {
 		t.Errorf("main workspace = %q", a.Workspace)
 	}
 	if !a.Default || a.Name != "main" || a.MaxTurns != 20 || a.PromptMode != "full" || a.Model.Primary != "local/qwen3-1.7b" {
@@ -136,7 +136,7 @@ func publicView(c *Config) Config {
 
 func TestLoadFull(t *testing.T) {
 	t.Setenv("TEST_ANTHROPIC_KEY", "sk-ant-test")
-	c, _, err := load("testdata/full.json5", false) // its /srv paths need not exist here
+	c, _, err := load("testdata/full.json5", "", false) // its /srv paths need not exist here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -465,8 +465,6 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:1: agents.defaults.userTimezone: unknown time zone "Europe/Madird" (want an IANA name like Europe/Madrid)`},
 		{"badSafeBin", "{ tools: { exec: { safeBins: ['rm -rf'] } } }",
 			`bad.json5:1: tools.exec.safeBins[0]: "rm -rf" is not a command name`},
-		{"emptyWorkspace", "{ agents: { defaults: { workspace: '' } } }",
-			`bad.json5:1: agents.defaults.workspace: must not be empty`},
 		{"duplicateKey", "{\n  agents: { defaults: { maxTurns: 5 } },\n  tools: {},\n  agents: { list: [] },\n}",
 			`bad.json5:4: agents: duplicate key (first at line 2)`},
 		{"several", "{\n  agents: { defualts: {} },\n  tools: { exec: { ask: 'never' } },\n  session: { reset: { atHour: -1 } },\n  extra: true,\n}",
@@ -648,7 +646,7 @@ func TestSplitModel(t *testing.T) {
 
 func TestModelDef(t *testing.T) {
 	t.Setenv("TEST_ANTHROPIC_KEY", "k")
-	c, _, err := load("testdata/full.json5", false) // its /srv paths need not exist here
+	c, _, err := load("testdata/full.json5", "", false) // its /srv paths need not exist here
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -686,8 +684,8 @@ func TestAgentWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{
-		"a": filepath.Join(home, ".openclaw", "workspace-a"),
-		"b": filepath.Join(home, ".openclaw", "workspace"),
+		"a": filepath.Join(home, ".openclaw-edge", "workspace-a"),
+		"b": filepath.Join(home, ".openclaw-edge", "workspace"),
 		"c": filepath.Join(home, "c-ws"),
 	} {
 		a, ok := c.Agent(id)

@@ -109,6 +109,10 @@ type SetResult struct {
 	File    string
 	Created bool   // there was no file
 	Backup  string // the file as it was ("" when Created)
+	// Reformatted: the file was JSON5 (comments, unquoted keys, trailing
+	// commas) and is now plain JSON; the JSON5 library keeps no comments,
+	// so they survive only in Backup.
+	Reformatted bool
 }
 
 // Set sets key (dotted; a number indexes a list) in the config file at
@@ -123,7 +127,11 @@ type SetResult struct {
 // layout; the previous file is kept as path+".bak"), atomically: a temp
 // file in the same directory, mode 0600, synced, renamed over it. A
 // missing file is created. A symlinked file is written where it points.
-func Set(path, key string, value []byte) (*SetResult, error) {
+func Set(path, key string, value []byte) (*SetResult, error) { return SetIn(path, "", key, value) }
+
+// SetIn is Set checking the result with the default workspace under
+// stateDir (see LoadIn).
+func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 	parts, err := splitKey(key)
 	if err != nil {
 		return nil, err
@@ -164,11 +172,12 @@ func Set(path, key string, value []byte) (*SetResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
 	}
-	if _, _, err := parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), true); err != nil {
+	if _, _, err := parseChecked(data, path, os.LookupEnv, filepath.Dir(abs), stateDir, true); err != nil {
 		return nil, withoutLines(err)
 	}
 	if !res.Created {
 		res.Backup = path + ".bak"
+		res.Reformatted = len(bytes.TrimSpace(old)) > 0 && !json.Valid(bytes.TrimPrefix(old, []byte("\uFEFF")))
 		if err := writeFileAtomic(res.Backup, old); err != nil {
 			return nil, fmt.Errorf("keep the previous config as %s (nothing was changed): %w", res.Backup, err)
 		}

@@ -70,8 +70,8 @@ func TestSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Created || res.Backup != path+".bak" {
-		t.Errorf("result %+v", res)
+	if res.Created || res.Backup != path+".bak" || !res.Reformatted {
+		t.Errorf("result %+v (want Reformatted: the file had a comment)", res)
 	}
 	if b, _ := os.ReadFile(path + ".bak"); string(b) != orig {
 		t.Errorf("backup %q", b)
@@ -90,6 +90,11 @@ func TestSet(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	if !strings.Contains(string(data), `"port": 18790`) {
 		t.Errorf("file:\n%s", data)
+	}
+
+	// Plain JSON stays plain JSON: nothing was lost.
+	if res, err := Set(path, "gateway.port", []byte("18791")); err != nil || res.Reformatted {
+		t.Errorf("set on a JSON file: %+v, %v", res, err)
 	}
 
 	// null removes the key: the default applies again.

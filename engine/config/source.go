@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -375,14 +376,15 @@ func mergeOver(src, dest map[string]any) error {
 // parse is Load/Parse with the environment lookup and base directory given,
 // without looking at the file system.
 func parse(data []byte, name string, lookup func(string) (string, bool), baseDir string) (*Config, error) {
-	c, _, err := parseChecked(data, name, lookup, baseDir, false)
+	c, _, err := parseChecked(data, name, lookup, baseDir, "", false)
 	return c, err
 }
 
 // parseChecked is parse that also returns the warnings (even when the config
 // is rejected) and, with checkFS, checks the agents' workspaces on disk
-// without creating anything.
-func parseChecked(data []byte, name string, lookup func(string) (string, bool), baseDir string, checkFS bool) (*Config, []*Error, error) {
+// without creating anything. An empty agents.defaults.workspace becomes
+// <stateDir>/workspace (stateDir "": the default state dir).
+func parseChecked(data []byte, name string, lookup func(string) (string, bool), baseDir, stateDir string, checkFS bool) (*Config, []*Error, error) {
 	if len(data) > maxFileSize {
 		return nil, nil, &Error{File: name, Reason: fmt.Sprintf("file is larger than %d bytes", maxFileSize)}
 	}
@@ -407,6 +409,7 @@ func parseChecked(data []byte, name string, lookup func(string) (string, bool), 
 	c := &Config{src: src, baseDir: baseDir}
 	d.decode("", raw, reflectValue(c))
 	c.fillModelDefaults()
+	c.fillWorkspace(raw, stateDir)
 
 	errs := append(d.errs, src.dups...)
 	for _, e := range c.validate() {
@@ -433,6 +436,25 @@ func parseChecked(data []byte, name string, lookup func(string) (string, bool), 
 	c.warnings = warns
 	c.raw = raw
 	return c, warns, nil
+}
+
+// fillWorkspace puts the default workspace under the state dir, so that
+// everything a user install owns lives in one directory of its own; raw
+// gets it too, so `openclaw config get` shows the path in use.
+func (c *Config) fillWorkspace(raw map[string]any, stateDir string) {
+	if c.Agents.Defaults.Workspace != "" {
+		return
+	}
+	if stateDir == "" {
+		stateDir = DefaultStateDir()
+	}
+	ws := filepath.Join(stateDir, "workspace")
+	c.Agents.Defaults.Workspace = ws
+	if agents, ok := raw["agents"].(map[string]any); ok {
+		if d, ok := agents["defaults"].(map[string]any); ok {
+			d["workspace"] = ws
+		}
+	}
 }
 
 // fillModelDefaults gives the local provider its api and every model

@@ -100,9 +100,6 @@ func (c *Config) validateAgents(v *validation) {
 	d := c.Agents.Defaults
 	const dp = "agents.defaults"
 	c.validateModelRef(v, dp+".model", d.Model)
-	if d.Workspace == "" {
-		v.fail(dp+".workspace", "must not be empty")
-	}
 	if d.UserTimezone != "" {
 		if _, err := time.LoadLocation(d.UserTimezone); err != nil {
 			v.fail(dp+".userTimezone", "unknown time zone %q (want an IANA name like Europe/Madrid)", d.UserTimezone)

@@ -45,8 +45,8 @@ func invalidConfig(prefix string, err error) *api.Error {
 }
 
 // configValue loads path and returns key's value as JSON.
-func configValue(path, key string) (json.RawMessage, error) {
-	c, err := config.Load(path)
+func configValue(path, stateDir, key string) (json.RawMessage, error) {
+	c, err := config.LoadIn(path, stateDir)
 	if err != nil {
 		return nil, invalidConfig("the config file does not load:\n", err)
 	}
@@ -67,7 +67,7 @@ func configValue(path, key string) (json.RawMessage, error) {
 func (g *Gateway) serveConfigGet(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
 	path := g.configPath()
-	v, err := configValue(path, key)
+	v, err := configValue(path, g.cfg.StateDir, key)
 	if err != nil {
 		api.WriteError(w, asAPIError(err))
 		return
@@ -99,7 +99,7 @@ func (g *Gateway) serveConfigSet(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, badRequest("this gateway runs on its built-in defaults and knows no config file to write: start it with --config FILE"))
 		return
 	}
-	res, err := config.Set(path, req.Key, req.Value)
+	res, err := config.SetIn(path, g.cfg.StateDir, req.Key, req.Value)
 	if err != nil {
 		var ce *config.Error
 		if errors.As(err, &ce) {
@@ -113,8 +113,8 @@ func (g *Gateway) serveConfigSet(w http.ResponseWriter, r *http.Request) {
 		g.conf.created = res.File
 	}
 	g.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", req.Key)
-	out := api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, RestartNeeded: true}
-	if v, err := configValue(res.File, req.Key); err == nil {
+	out := api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
+	if v, err := configValue(res.File, g.cfg.StateDir, req.Key); err == nil {
 		out.Value = v
 	} else {
 		out.Value = json.RawMessage("null") // removed: the key has no value of its own
@@ -124,18 +124,27 @@ func (g *Gateway) serveConfigSet(w http.ResponseWriter, r *http.Request) {
 
 func (g *Gateway) serveConfigValidate(w http.ResponseWriter, r *http.Request) {
 	path := g.configPath()
-	api.WriteJSON(w, http.StatusOK, ValidateConfig(path))
+	out := ValidateConfig(path, g.cfg.StateDir)
+	out.By = "gateway"
+	switch {
+	case path == g.cfg.ConfigFile:
+		out.How = g.cfg.ConfigHow
+	default:
+		out.How = "created by openclaw config set"
+	}
+	api.WriteJSON(w, http.StatusOK, out)
 }
 
 // ValidateConfig checks the config file at path as the gateway would load
-// it ("": the built-in defaults, which are always valid).
-func ValidateConfig(path string) api.ConfigValidation {
+// it ("": the built-in defaults, which are always valid), with the default
+// workspace under stateDir.
+func ValidateConfig(path, stateDir string) api.ConfigValidation {
 	out := api.ConfigValidation{File: path, Errors: []api.ConfigProblem{}}
 	if path == "" {
 		out.OK, out.Missing = true, true
 		return out
 	}
-	_, warnings, err := config.Check(path)
+	_, warnings, err := config.CheckIn(path, stateDir)
 	for _, w := range warnings {
 		out.Warnings = append(out.Warnings, configProblem(w))
 	}

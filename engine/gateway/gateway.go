@@ -175,8 +175,10 @@ type Config struct {
 	Logs *logfile.File
 	// ConfigFile is the config file the gateway loaded ("": the built-in
 	// defaults); ConfigNewFile is where `config set` creates one when
-	// there is none (config_api.go).
+	// there is none (config_api.go). ConfigHow says how ConfigFile was
+	// found (config.Location.How), for `openclaw config validate`.
 	ConfigFile, ConfigNewFile string
+	ConfigHow                 string
 }
 
 // Gateway runs turns. It is safe for concurrent use.

@@ -429,7 +429,7 @@ func refOnly(label string) string {
 }
 
 // NoModelHelp is the reply when no model is configured.
-const NoModelHelp = "no model is configured. Add a provider and pick a model in ~/.openclaw/openclaw.json, e.g.\n" +
+const NoModelHelp = "no model is configured. Add a provider and pick a model in the gateway's config file (~/.openclaw-edge/openclaw.json unless --config, --state-dir or $OPENCLAW_CONFIG_PATH say otherwise; `openclaw config validate` names it), e.g.\n" +
 	"  { models: { providers: { openai: { api: 'openai-completions', baseUrl: 'https://api.openai.com/v1', apiKey: '${OPENAI_API_KEY}', models: [{ id: 'gpt-4o-mini' }] } } },\n" +
 	"    agents: { defaults: { model: 'openai/gpt-4o-mini' } } }\n" +
 	"then restart the gateway (check the file with `openclaw config validate`)"

@@ -52,8 +52,9 @@ var ErrConnectionLost = errors.New("connection to the gateway lost")
 
 // DefaultSocket returns the socket the CLI talks to when none is given:
 // $OPENCLAW_SOCKET, else $OPENCLAW_STATE_DIR/gateway.sock, else
-// ~/.openclaw/gateway.sock (".openclaw/gateway.sock" when there is no home
-// directory).
+// ~/.openclaw-edge/gateway.sock (".openclaw-edge/gateway.sock" when there is
+// no home directory). ".openclaw-edge" is config.DefaultStateDirName, the
+// gateway's default state dir (not imported: this package stays small).
 func DefaultSocket() string {
 	if s := os.Getenv("OPENCLAW_SOCKET"); s != "" {
 		return s
@@ -65,7 +66,7 @@ func DefaultSocket() string {
 	if err != nil {
 		home = ""
 	}
-	return filepath.Join(home, ".openclaw", "gateway.sock")
+	return filepath.Join(home, ".openclaw-edge", "gateway.sock")
 }
 
 // Client talks to one gateway over its Unix socket. It is safe for

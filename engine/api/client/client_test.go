@@ -160,7 +160,7 @@ func TestDefaultSocket(t *testing.T) {
 	}{
 		{"socket env wins", "/run/x.sock", "/var/lib/oc", "/run/x.sock"},
 		{"state dir", "", "/var/lib/oc", "/var/lib/oc/gateway.sock"},
-		{"home", "", "", filepath.Join(home, ".openclaw", "gateway.sock")},
+		{"home", "", "", filepath.Join(home, ".openclaw-edge", "gateway.sock")}, // config.DefaultStateDirName
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

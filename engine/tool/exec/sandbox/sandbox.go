@@ -23,9 +23,9 @@
 // The state dir, the config, the CLI's key and $HOME outside the workspace
 // are simply not in that list. A workspace (or tmp) that contains one of the
 // protected paths given in [Config.Protected] (e.g. a workspace of "~" with
-// the state dir ~/.openclaw) would hand them over, so [Landlock.Wrap]
+// the state dir ~/.openclaw-edge) would hand them over, so [Landlock.Wrap]
 // refuses it and [Landlock.Check] lets the gateway warn at start-up. The
-// default workspace, ~/.openclaw/workspace, lies inside the state dir: that
+// default workspace, <state dir>/workspace, lies inside the state dir: that
 // is fine, its siblings (state.db, openclaw.json) stay out of reach.
 // /proc/self is the helper's own pid, which the command keeps; processes
 // the command starts get no /proc at all. A protected path under /etc or /usr is readable: [Landlock.Check]
@@ -156,7 +156,7 @@ func (l *Landlock) Wrap(argv []string, workspace, tmp string) ([]string, error) 
 // Check returns an error when one of the writable dirs (a workspace, the
 // tmp dir) is or contains a protected path: the command could then read
 // and change the gateway's state. A workspace *inside* the state dir (the
-// default, ~/.openclaw/workspace) is fine: its siblings stay out of reach.
+// default, <state dir>/workspace) is fine: its siblings stay out of reach.
 func (l *Landlock) Check(writable ...string) error {
 	for _, w := range writable {
 		if w == "" {
