@@ -67,9 +67,9 @@ type Decoder struct {
 	h       Header
 	gotHead bool
 	seen    map[string]bool
-	last    string // id of the previous entry, for version 1 chaining
+	last    string   // id of the previous entry, for version 1 chaining
 	byIndex []string // version 1: entry id by index in the file (header 0), for firstKeptEntryIndex
-	err     error  // sticky
+	err     error    // sticky
 }
 
 // NewDecoder returns a Decoder reading from r.
