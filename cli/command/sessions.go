@@ -148,30 +148,44 @@ the store, the next message starts from an empty context.`,
 }
 
 func (a *app) sessionsExportCmd() *cobra.Command {
-	var out string
+	var out, format string
 	cmd := &cobra.Command{
 		Use:   "export KEY",
 		Short: "Export a session as OpenClaw JSONL",
 		Long: `Write the current transcript of the session KEY as OpenClaw-compatible
 JSONL (a session header line, then one entry per line) to stdout, or to FILE
-with -o. The file is written whole or not at all.`,
+with -o. The file is written whole or not at all.
+
+--format picks the transcript version: v4 (the default; what OpenClaw
+2026.9 writes and reads) or v3 (for older OpenClaw and pi versions). The two
+differ only in the header's version: every entry is written as stored,
+value for value. A v3 reader that does not know "reset" entries (a /new
+inside one session) shows the model the history before them.`,
 		Example: `  openclaw sessions export agent:main:main > main.jsonl
-  openclaw sessions export agent:main:main -o main.jsonl`,
+  openclaw sessions export agent:main:main -o main.jsonl
+  openclaw sessions export agent:main:main --format v3 -o main-v3.jsonl`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: a.completeKeyArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey("", args[0]); err != nil {
 				return err
 			}
+			switch format {
+			case "v3", "v4":
+			default:
+				return usagef("--format %q: want v3 or v4", format)
+			}
 			if out == "" || out == "-" {
-				return a.client().Export(cmd.Context(), args[0], a.stdout)
+				return a.client().ExportFormat(cmd.Context(), args[0], format, a.stdout)
 			}
 			return writeFileAtomic(out, func(w io.Writer) error {
-				return a.client().Export(cmd.Context(), args[0], w)
+				return a.client().ExportFormat(cmd.Context(), args[0], format, w)
 			})
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of stdout")
+	cmd.Flags().StringVar(&format, "format", "v4", "transcript version to write: v4 or v3")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"v4", "v3"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

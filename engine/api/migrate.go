@@ -5,7 +5,7 @@ package api
 // the same against a paired remote box as against the local gateway.
 
 // PathWorkspaceFile writes one file into an agent's workspace:
-// PUT ?agent=&path=[&overwrite=1] with the file's bytes as the body →
+// PUT ?agent=&path=[&overwrite=1][&dryRun=1] with the file's bytes as the body →
 // WorkspaceFileResult.
 const PathWorkspaceFile = "/v1/workspace/file"
 
@@ -49,4 +49,5 @@ type WorkspaceFileResult struct {
 	Path   string `json:"path"` // relative to the workspace, slash-separated
 	Size   int64  `json:"size"`
 	Action string `json:"action"` // FileCreated, FileUnchanged or FileReplaced
+	DryRun bool   `json:"dryRun,omitempty"` // ?dryRun=1: what would happen; nothing was written
 }

@@ -86,7 +86,14 @@ func TestWorkspaceFile(t *testing.T) {
 	c := client.New(serveUnix(t, h.g.Handler()))
 	ctx := context.Background()
 	put := func(rel, body string, overwrite bool) (*api.WorkspaceFileResult, error) {
-		return c.PutWorkspaceFile(ctx, "", rel, strings.NewReader(body), overwrite)
+		return c.PutWorkspaceFile(ctx, "", rel, strings.NewReader(body), overwrite, false)
+	}
+	// A dry run says what would happen and writes nothing.
+	if res, err := c.PutWorkspaceFile(ctx, "", "memory/2026/notes.md", strings.NewReader("milk"), false, true); err != nil || res.Action != api.FileCreated || !res.DryRun {
+		t.Fatalf("dry run = %+v, %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(h.workspace, "memory")); !os.IsNotExist(err) {
+		t.Fatalf("a dry run wrote: %v", err)
 	}
 	res, err := put("memory/2026/notes.md", "milk", false)
 	if err != nil || res.Action != api.FileCreated || res.Agent != "main" || res.Size != 4 {
@@ -101,6 +108,9 @@ func TestWorkspaceFile(t *testing.T) {
 	var ae *api.Error
 	if _, err := put("memory/2026/notes.md", "eggs", false); !errors.As(err, &ae) || ae.Code != api.CodeConflict {
 		t.Errorf("different without overwrite = %v", err)
+	}
+	if res, err := c.PutWorkspaceFile(ctx, "", "memory/2026/notes.md", strings.NewReader("eggs"), true, true); err != nil || res.Action != api.FileReplaced {
+		t.Errorf("dry run overwrite = %+v, %v", res, err)
 	}
 	if res, err := put("memory/2026/notes.md", "eggs", true); err != nil || res.Action != api.FileReplaced {
 		t.Errorf("overwrite = %+v, %v", res, err)

@@ -20,7 +20,7 @@ import (
 // The path is confined to the workspace (os.Root) and no symlink is
 // followed, not even one inside it; the file is written to a temporary
 // name and renamed, so a reader (the memory index watches the workspace)
-// never sees half a file. The same bytes already there are a no-op, so a
+// never sees half a file. ?dryRun=1 says what would happen. The same bytes already there are a no-op, so a
 // second migration changes nothing; a different file is kept unless
 // ?overwrite=1.
 func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
@@ -36,6 +36,7 @@ func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	overwrite := q.Get("overwrite") == "1" || q.Get("overwrite") == "true"
+	dryRun := q.Get("dryRun") == "1" || q.Get("dryRun") == "true"
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, api.MaxWorkspaceFile))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -46,7 +47,7 @@ func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, badRequest("read the upload: "+err.Error()))
 		return
 	}
-	res, err := writeWorkspaceFile(ag.Workspace, rel, data, overwrite)
+	res, err := writeWorkspaceFile(ag.Workspace, rel, data, overwrite, dryRun)
 	if err != nil {
 		api.WriteError(w, asAPIError(err))
 		return
@@ -89,9 +90,16 @@ func checkWorkspacePath(rel string) error {
 
 // writeWorkspaceFile writes data as rel inside the workspace dir, making
 // the folders it needs.
-func writeWorkspaceFile(dir, rel string, data []byte, overwrite bool) (api.WorkspaceFileResult, error) {
-	res := api.WorkspaceFileResult{Path: rel, Size: int64(len(data))}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// With dryRun it checks the same things and says what it would do, and
+// changes nothing.
+func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (api.WorkspaceFileResult, error) {
+	res := api.WorkspaceFileResult{Path: rel, Size: int64(len(data)), DryRun: dryRun}
+	if dryRun {
+		if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+			res.Action = api.FileCreated
+			return res, nil
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return res, fmt.Errorf("create the workspace %s: %w", dir, err)
 	}
 	root, err := os.OpenRoot(dir)
@@ -108,6 +116,9 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite bool) (api.Works
 		sub := strings.Join(parts[:i], "/")
 		fi, err := root.Lstat(sub)
 		switch {
+		case errors.Is(err, fs.ErrNotExist) && dryRun:
+			res.Action = api.FileCreated
+			return res, nil
 		case errors.Is(err, fs.ErrNotExist):
 			if err := root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
 				return res, fmt.Errorf("create %s in the workspace: %w", sub, err)
@@ -139,6 +150,9 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite bool) (api.Works
 			return res, conflict("%s in the workspace differs from the one uploaded; nothing was written (pass overwrite to replace it)", rel)
 		}
 		res.Action = api.FileReplaced
+	}
+	if dryRun {
+		return res, nil
 	}
 	tmp := rel + ".tmp-" + transcript.NewID()
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)

@@ -3,6 +3,8 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -175,8 +177,11 @@ func (d *Decoder) entry(b []byte) (Entry, error) {
 	}
 	if d.h.Version == 1 {
 		if e.ID == "" {
-			// Version 1 had no tree: chain entries in file order.
-			e.ID = uniqueID(d.seen)
+			// Version 1 had no tree: chain entries in file order. The id
+			// is derived from the session id and the entry's place, so
+			// reading the file twice gives the same ids and a second
+			// import is recognized as the same transcript.
+			e.ID = d.v1ID(len(d.byIndex))
 			e.ParentID = d.last
 		}
 		if err := d.firstKeptIndex(&e); err != nil {
@@ -197,6 +202,16 @@ func (d *Decoder) entry(b []byte) (Entry, error) {
 		d.byIndex = append(d.byIndex, e.ID)
 	}
 	return e, nil
+}
+
+// v1ID returns the id of the i-th line of a version 1 transcript: 8 hex
+// digits of a hash of the session id and i, or a random one if taken.
+func (d *Decoder) v1ID(i int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", d.h.ID, i))
+	if id := hex.EncodeToString(sum[:4]); !d.seen[id] {
+		return id
+	}
+	return uniqueID(d.seen)
 }
 
 // firstKeptIndex turns a version 1 compaction's firstKeptEntryIndex (an

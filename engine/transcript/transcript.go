@@ -26,8 +26,9 @@
 //     as one text block; a tool result whose content is one object as a
 //     list of that block.
 //   - Versions 1 and 2 are migrated on read as OpenClaw's doctor does:
-//     version 1 entries without an id get a fresh one and are chained in
-//     file order, a version 1 compaction's firstKeptEntryIndex becomes
+//     version 1 entries without an id get one (derived from the session
+//     id and the line, so the same file always reads the same) and are
+//     chained in file order, a version 1 compaction's firstKeptEntryIndex becomes
 //     firstKeptEntryId, and a "hookMessage" becomes a "custom" message
 //     (customType "hook"). A header without a version counts as version 1.
 //     The header keeps the version it was read with; Export sets the one

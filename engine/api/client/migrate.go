@@ -61,8 +61,12 @@ func (c *Client) ImportWith(ctx context.Context, opt ImportOptions, r io.Reader)
 // the workspace) of agentID's workspace ("" is the default agent). The same
 // bytes already there are a no-op; a different file is replaced only with
 // overwrite, else the error is an *api.Error with api.CodeConflict.
-func (c *Client) PutWorkspaceFile(ctx context.Context, agentID, rel string, r io.Reader, overwrite bool) (*api.WorkspaceFileResult, error) {
+// With dryRun nothing is written: the result says what would happen.
+func (c *Client) PutWorkspaceFile(ctx context.Context, agentID, rel string, r io.Reader, overwrite, dryRun bool) (*api.WorkspaceFileResult, error) {
 	q := url.Values{"path": {rel}}
+	if dryRun {
+		q.Set("dryRun", "1")
+	}
 	if agentID != "" {
 		q.Set("agent", agentID)
 	}
