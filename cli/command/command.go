@@ -215,6 +215,7 @@ Exit codes: 0 ok, 1 error, 2 usage error.`,
 		a.configCmd(),
 		a.versionCmd(),
 		a.gatewayCmd(),
+		a.migrateCmd(),
 	)
 	return root
 }
