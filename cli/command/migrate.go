@@ -641,26 +641,31 @@ func joinReason(a, b string) string {
 	return a + " (" + b + ")"
 }
 
-// countEntries counts the non-empty lines after the header.
+// countEntries counts the non-blank lines after the header, in bounded
+// memory whatever the line lengths.
 func countEntries(r io.Reader) (int, error) {
 	br := bufio.NewReader(r)
-	n, lines := 0, 0
+	lines, content := 0, false
 	for {
-		line, err := br.ReadSlice('\n')
-		if len(bytes.TrimSpace(line)) > 0 && !errors.Is(err, bufio.ErrBufferFull) {
+		frag, err := br.ReadSlice('\n')
+		if len(bytes.TrimSpace(frag)) > 0 {
+			content = true
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if content {
 			lines++
 		}
+		content = false
 		if err == io.EOF {
 			break
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil {
 			return 0, fmt.Errorf("read the transcript: %w", err)
 		}
 	}
-	if lines > 0 {
-		n = lines - 1
-	}
-	return n, nil
+	return max(lines-1, 0), nil
 }
 
 // printMigration prints the table and a summary line.
