@@ -48,6 +48,6 @@ type WorkspaceFileResult struct {
 	Agent  string `json:"agent"`
 	Path   string `json:"path"` // relative to the workspace, slash-separated
 	Size   int64  `json:"size"`
-	Action string `json:"action"` // FileCreated, FileUnchanged or FileReplaced
+	Action string `json:"action"`           // FileCreated, FileUnchanged or FileReplaced
 	DryRun bool   `json:"dryRun,omitempty"` // ?dryRun=1: what would happen; nothing was written
 }
