@@ -44,6 +44,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -243,8 +244,8 @@ type migration struct {
 	progress io.Writer
 	items    []migrateItem
 	restart  bool
-	// ids are the session ids the gateway has, keys the keys it holds, by
-	// agent.
+	// ids are the session ids the gateway holds (every agent), keys its
+	// session keys with their current session id.
 	ids  map[string]bool
 	keys map[string]string // key → session id
 }
@@ -409,9 +410,9 @@ func (m *migration) stripWorkspaces(v any, src string) any {
 	if !ok {
 		return v
 	}
-	out := maps2(agents)
+	out := maps.Clone(agents)
 	strip := func(path string, obj map[string]any) map[string]any {
-		obj = maps2(obj)
+		obj = maps.Clone(obj)
 		for _, f := range []string{"workspace", "agentDir"} {
 			if _, ok := obj[f]; ok {
 				delete(obj, f)
@@ -434,14 +435,6 @@ func (m *migration) stripWorkspaces(v any, src string) any {
 			}
 		}
 		out["list"] = nl
-	}
-	return out
-}
-
-func maps2(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
 	}
 	return out
 }
