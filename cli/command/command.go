@@ -291,6 +291,7 @@ interrupted (Ctrl-C).`,
 		a.configCmd(),
 		a.versionCmd(),
 		a.gatewayCmd(),
+		a.migrateCmd(),
 	)
 	return root
 }

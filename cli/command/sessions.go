@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
 )
 
 func (a *app) sessionsListCmd() *cobra.Command {
@@ -148,30 +149,44 @@ the store, the next message starts from an empty context.`,
 }
 
 func (a *app) sessionsExportCmd() *cobra.Command {
-	var out string
+	var out, format string
 	cmd := &cobra.Command{
 		Use:   "export KEY",
 		Short: "Export a session as OpenClaw JSONL",
 		Long: `Write the current transcript of the session KEY as OpenClaw-compatible
 JSONL (a session header line, then one entry per line) to stdout, or to FILE
-with -o. The file is written whole or not at all.`,
+with -o. The file is written whole or not at all.
+
+--format picks the transcript version: v4 (the default; what OpenClaw
+2026.9 writes and reads) or v3 (for older OpenClaw and pi versions). The two
+differ only in the header's version: every entry is written as stored,
+value for value. A v3 reader that does not know "reset" entries (a /new
+inside one session) shows the model the history before them.`,
 		Example: `  openclaw sessions export agent:main:main > main.jsonl
-  openclaw sessions export agent:main:main -o main.jsonl`,
+  openclaw sessions export agent:main:main -o main.jsonl
+  openclaw sessions export agent:main:main --format v3 -o main-v3.jsonl`,
 		Args:              usageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: a.completeKeyArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey("", args[0]); err != nil {
 				return err
 			}
+			switch format {
+			case "v3", "v4":
+			default:
+				return usagef("--format %q: want v3 or v4", format)
+			}
 			if out == "" || out == "-" {
-				return a.client().Export(cmd.Context(), args[0], a.stdout)
+				return a.client().ExportFormat(cmd.Context(), args[0], format, a.stdout)
 			}
 			return writeFileAtomic(out, func(w io.Writer) error {
-				return a.client().Export(cmd.Context(), args[0], w)
+				return a.client().ExportFormat(cmd.Context(), args[0], format, w)
 			})
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of stdout")
+	cmd.Flags().StringVar(&format, "format", "v4", "transcript version to write: v4 or v3")
+	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"v4", "v3"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -206,8 +221,8 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 
 func (a *app) sessionsImportCmd() *cobra.Command {
 	var (
-		key    string
-		asJSON bool
+		key, ifExists string
+		asJSON        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "import FILE",
@@ -220,7 +235,10 @@ The key is --key; without it, the "sessionKey" field of the transcript's
 header line (the first line) if it has one; else the gateway picks
 agent:<default agent>:import-<first 8 characters of the session id> and the
 key is printed. A session id that is already in the store (importing an
-export back into the same gateway) gets a fresh id, and the output says so.
+export back into the same gateway) gets a fresh id, and the output says so;
+with --if-exists skip the file is checked and skipped instead when the
+stored transcript has the same entries (or those and more), and refused
+when they differ — so importing twice never makes a copy.
 
 The file is streamed: its size is not limited by memory, only each line is
 (16 MiB). A broken transcript is refused with its line number and nothing
@@ -231,6 +249,9 @@ is stored.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey("key", key); err != nil {
 				return err
+			}
+			if ifExists != api.ImportIfExistsRename && ifExists != api.ImportIfExistsSkip {
+				return usagef("--if-exists %q: want rename or skip", ifExists)
 			}
 			var in io.Reader = a.stdin
 			name := "stdin"
@@ -257,12 +278,16 @@ is stored.`,
 				}
 				key = headerKey
 			}
-			res, err := a.client().Import(cmd.Context(), key, io.MultiReader(bytes.NewReader(header), br))
+			res, err := a.client().ImportWith(cmd.Context(), client.ImportOptions{Key: key, IfExists: ifExists}, io.MultiReader(bytes.NewReader(header), br))
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return writeJSON(a.stdout, res)
+			}
+			if res.Skipped {
+				fmt.Fprintf(a.stdout, "skipped: session %s is already imported (%d entries)\n", shortID(res.SessionID), res.Entries)
+				return nil
 			}
 			fmt.Fprintf(a.stdout, "imported %d entries into %s (session %s)\n", res.Entries, res.SessionKey, shortID(res.SessionID))
 			if res.RenamedFrom != "" {
@@ -273,7 +298,9 @@ is stored.`,
 	}
 	cmd.Flags().StringVar(&key, "key", "", "session key to import as (default: the header's sessionKey, else agent:<agent>:import-<id>)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	cmd.Flags().StringVar(&ifExists, "if-exists", api.ImportIfExistsRename, "when the session id is already stored: rename (import a copy under a fresh id) or skip (when it is the same)")
 	cmd.RegisterFlagCompletionFunc("key", a.completeSessionKeys)
+	cmd.RegisterFlagCompletionFunc("if-exists", cobra.FixedCompletions([]cobra.Completion{"rename", "skip"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 

@@ -26,8 +26,8 @@ const (
 	PathSessions       = "/v1/sessions"         // GET ?agent= → []SessionInfo
 	PathSessionHistory = "/v1/sessions/history" // GET ?key= → History
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
-	PathSessionExport  = "/v1/sessions/export"  // GET ?key= → OpenClaw JSONL (application/x-ndjson)
-	PathSessionImport  = "/v1/sessions/import"  // POST [?key=] body JSONL (streamed) → ImportResult
+	PathSessionExport  = "/v1/sessions/export"  // GET ?key=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
+	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=skip] body JSONL (streamed) → ImportResult
 	// Exec approvals (DESIGN.md §3.7): the pending ones, and the owner's
 	// answer to one from any terminal; PathApprovals+"/"+id.
 	PathApprovals = "/v1/approvals" // GET → []Approval; POST /v1/approvals/{id} ApprovalDecision → ApprovalResult
@@ -300,4 +300,9 @@ type ImportResult struct {
 	RenamedFrom string `json:"renamedFrom,omitempty"`
 	// KeyChosen is true when the gateway picked SessionKey.
 	KeyChosen bool `json:"keyChosen,omitempty"`
+	// Skipped is true when ?ifExists=skip found the transcript already
+	// imported: nothing was stored and no key was bound. Existing says
+	// how the stored one compares (ExistingSame, ExistingExtended).
+	Skipped  bool   `json:"skipped,omitempty"`
+	Existing string `json:"existing,omitempty"`
 }

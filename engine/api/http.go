@@ -18,7 +18,7 @@ func (e *Error) HTTPStatus() int {
 		return http.StatusForbidden
 	case CodeModelFailed:
 		return http.StatusBadGateway
-	case CodeAborted, CodeMemoryOff:
+	case CodeAborted, CodeMemoryOff, CodeConflict:
 		return http.StatusConflict
 	}
 	return http.StatusInternalServerError

@@ -50,6 +50,7 @@ func FuzzAPIRequests(f *testing.F) {
 		{http.MethodGet, api.PathSessionHistory},
 		{http.MethodGet, api.PathSessionExport},
 		{http.MethodGet, api.PathSessions},
+		{http.MethodPut, api.PathWorkspaceFile},
 	}
 	f.Add(uint8(0), "", []byte(`{"text":"hello"}`))
 	f.Add(uint8(0), "", []byte(`{"text":"/status","sessionKey":"agent:main:main"}`))
@@ -63,6 +64,11 @@ func FuzzAPIRequests(f *testing.F) {
 	f.Add(uint8(2), "", []byte("not jsonl\n"))
 	f.Add(uint8(3), "key=agent:main:main&limit=-1", []byte{})
 	f.Add(uint8(4), "key=agent%3Amain%3Amain", []byte{})
+	f.Add(uint8(4), "key=agent:main:main&format=v3", []byte{})
+	f.Add(uint8(2), "key=agent:main:imported&ifExists=skip", []byte(`{"type":"session","version":4,"id":"s1"}`+"\n"+
+		`{"type":"reset","id":"r","parentId":null,"reason":"new"}`+"\n"))
+	f.Add(uint8(6), "path=memory/a.md", []byte("hello"))
+	f.Add(uint8(6), "path=../a.md&overwrite=1&dryRun=1", []byte("x"))
 	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte) {
 		rt := routes[int(route)%len(routes)]
 		u := rt.path

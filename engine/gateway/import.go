@@ -11,6 +11,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
@@ -37,13 +38,23 @@ var (
 // (POST /v1/sessions/import[?key=]). Nothing is visible until the last
 // transaction, which binds the session key; a failure discards what was
 // staged. A session id already in the store gets a fresh one; without a key
-// the import gets agent:<agent>:import-<first 8 of the id>.
+// the import gets agent:<agent>:import-<first 8 of the id>. With
+// ?ifExists=skip a transcript already imported (same entries, or a prefix
+// of the stored ones) is read, checked and skipped, and one that differs is
+// refused (CodeConflict), so migrating twice never duplicates a session.
 func (g *Gateway) serveImport(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	keyArg := q.Get("key")
 	ag, key, err := g.target(q.Get("agent"), keyArg)
 	if err != nil {
 		api.WriteError(w, asAPIError(err))
+		return
+	}
+	ifExists := q.Get("ifExists")
+	switch ifExists {
+	case "", api.ImportIfExistsRename, api.ImportIfExistsSkip:
+	default:
+		api.WriteError(w, badRequest(fmt.Sprintf("unknown ?ifExists=%s: want %s or %s", api.EscapeControl(ifExists), api.ImportIfExistsRename, api.ImportIfExistsSkip)))
 		return
 	}
 	rc := http.NewResponseController(w)
@@ -76,6 +87,10 @@ func (g *Gateway) serveImport(w http.ResponseWriter, r *http.Request) {
 		}
 	}()
 	chosen := keyArg == ""
+	if ifExists == api.ImportIfExistsSkip && imp.Existing() {
+		g.skipImport(w, rc, imp, key, chosen, reply, fail)
+		return
+	}
 	if chosen {
 		key = engine.AgentSessionKey(ag.ID, "import-"+keySafe(imp.SessionID(), 8))
 	}
@@ -104,6 +119,32 @@ func (g *Gateway) serveImport(w http.ResponseWriter, r *http.Request) {
 		SessionKey: string(key), SessionID: e.SessionID, Entries: n,
 		RenamedFrom: imp.RenamedFrom(), KeyChosen: chosen,
 	})
+}
+
+// skipImport finishes an ?ifExists=skip import whose session id is in the
+// store: it reads the rest of the upload, compares and stores nothing.
+func (g *Gateway) skipImport(w http.ResponseWriter, rc *http.ResponseController, imp *session.Import, key engine.SessionKey, chosen bool, reply func(int, any), fail func(error)) {
+	id := imp.RenamedFrom()
+	match, n, err := imp.Match()
+	if err != nil {
+		fail(err)
+		return
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	if chosen {
+		key = "" // nothing was bound
+	}
+	switch match {
+	case session.MatchSame, session.MatchPrefix:
+		existing := api.ExistingSame
+		if match == session.MatchPrefix {
+			existing = api.ExistingExtended
+		}
+		reply(http.StatusOK, api.ImportResult{SessionKey: string(key), SessionID: id, Entries: n, Skipped: true, Existing: existing})
+	default:
+		reply(0, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf(
+			"import: session %s is already in the store with different entries (it changed since it was imported, here or at the source); nothing was imported. Import without ifExists=skip to keep both (the upload gets a fresh session id)", id)})
+	}
 }
 
 // importError turns an import failure into the reply: what is wrong with

@@ -75,7 +75,7 @@ func TestImportStreams(t *testing.T) {
 		t.Errorf("Import = %+v, want %+v", *res, want)
 	}
 	var out bytes.Buffer
-	if err := c.Export(ctx, res.SessionKey, &out); err != nil {
+	if err := c.ExportFormat(ctx, res.SessionKey, "v3", &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(jsonValues(t, src), jsonValues(t, out.Bytes())) {
@@ -110,7 +110,7 @@ func TestImportManyBatches(t *testing.T) {
 		t.Fatalf("Import = %+v, %v; want %d entries", res, err, n)
 	}
 	var out bytes.Buffer
-	if err := c.Export(context.Background(), "agent:main:big", &out); err != nil {
+	if err := c.ExportFormat(context.Background(), "agent:main:big", "v3", &out); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(jsonValues(t, src.Bytes()), jsonValues(t, out.Bytes())) {

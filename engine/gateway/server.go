@@ -36,6 +36,7 @@ func (g *Gateway) Handler() http.Handler {
 	mux.HandleFunc("POST "+api.PathSessionReset, g.serveReset)
 	mux.HandleFunc("GET "+api.PathSessionExport, g.serveExport)
 	mux.HandleFunc("POST "+api.PathSessionImport, g.serveImport)
+	mux.HandleFunc("PUT "+api.PathWorkspaceFile, g.serveWorkspaceFile)
 	mux.HandleFunc("GET "+api.PathDoctor, g.serveDoctor)
 	mux.HandleFunc("GET "+api.PathLogs, g.serveLogs)
 	g.configRoutes(mux)
@@ -273,13 +274,18 @@ func (g *Gateway) serveExport(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, asAPIError(err))
 		return
 	}
+	version, err := transcript.ParseFormat(r.URL.Query().Get("format"))
+	if err != nil {
+		api.WriteError(w, badRequest(api.EscapeControl(err.Error())))
+		return
+	}
 	_, h, entries, err := g.history(ag, key)
 	if err != nil {
 		api.WriteError(w, asAPIError(err))
 		return
 	}
 	var buf bytes.Buffer
-	if err := transcript.Write(&buf, h, entries); err != nil {
+	if err := transcript.Export(&buf, h, entries, version); err != nil {
 		api.WriteError(w, asAPIError(g.internal("encode the transcript", err)))
 		return
 	}

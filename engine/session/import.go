@@ -1,6 +1,8 @@
 package session
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,6 +100,72 @@ func (imp *Import) SessionID() string { return imp.h.ID }
 // RenamedFrom is the header's session id when it was already in use and
 // the transcript got SessionID instead; "" otherwise.
 func (imp *Import) RenamedFrom() string { return imp.renamed }
+
+// Existing reports whether a transcript with the header's session id is
+// in the store already (the import is then staged under a fresh id).
+func (imp *Import) Existing() bool { return imp.renamed != "" }
+
+// Match says how a transcript being imported compares with the stored
+// transcript of the same session id.
+type Match int
+
+const (
+	// MatchDiffers: some entry differs, or the upload has entries the
+	// stored transcript lacks (it went on elsewhere after the last import).
+	MatchDiffers Match = iota
+	// MatchSame: the same entries, value for value.
+	MatchSame
+	// MatchPrefix: the upload is a prefix of the stored transcript (the
+	// conversation went on here after the import).
+	MatchPrefix
+)
+
+// Match reads the rest of the transcript, checking it as Load does but
+// storing nothing, and compares it with the stored transcript of the
+// header's session id (see Existing) entry by entry, as JSON values. It
+// returns how they compare and the number of entries read.
+func (imp *Import) Match() (Match, int, error) {
+	id := imp.renamed
+	if id == "" {
+		id = imp.h.ID
+	}
+	_, stored, err := imp.m.st.Transcript(id)
+	if errors.Is(err, ErrNotFound) {
+		// The id is taken by an import still staged, not by a transcript.
+		return MatchDiffers, 0, fmt.Errorf("session %s is being imported by another request; try again when it is done", id)
+	}
+	if err != nil {
+		return MatchDiffers, 0, fmt.Errorf("read the stored transcript %s: %w", id, err)
+	}
+	n, differs := 0, false
+	for {
+		e, err := imp.d.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return MatchDiffers, n, err
+		}
+		if !differs && (n >= len(stored) || !sameEntry(&e, &stored[n])) {
+			differs = true
+		}
+		n++
+	}
+	switch {
+	case differs:
+		return MatchDiffers, n, nil
+	case n == len(stored):
+		return MatchSame, n, nil
+	}
+	return MatchPrefix, n, nil
+}
+
+// sameEntry compares two entries as the JSON they are written as.
+func sameEntry(a, b *transcript.Entry) bool {
+	ja, err1 := json.Marshal(a)
+	jb, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
 
 // Load reads and stores every entry, in batches, and returns how many
 // there were. Errors in the transcript are *transcript.LineError.

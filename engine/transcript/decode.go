@@ -3,6 +3,8 @@ package transcript
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -67,8 +69,9 @@ type Decoder struct {
 	h       Header
 	gotHead bool
 	seen    map[string]bool
-	last    string // id of the previous entry, for version 1 chaining
-	err     error  // sticky
+	last    string   // id of the previous entry, for version 1 chaining
+	byIndex []string // version 1: entry id by index in the file (header 0), for firstKeptEntryIndex
+	err     error    // sticky
 }
 
 // NewDecoder returns a Decoder reading from r.
@@ -119,6 +122,9 @@ func (d *Decoder) header(b []byte) error {
 		return fmt.Errorf("first line must be the session header (type \"session\"), got type %q", h.Type)
 	}
 	if h.Version < 1 || h.Version > Version {
+		if h.Version > Version {
+			return fmt.Errorf("unsupported transcript version %d (want 1..%d): a newer OpenClaw wrote it; update openclaw-edge to read it", h.Version, Version)
+		}
 		return fmt.Errorf("unsupported transcript version %d (want 1..%d)", h.Version, Version)
 	}
 	if h.ID == "" {
@@ -128,6 +134,9 @@ func (d *Decoder) header(b []byte) error {
 		return fmt.Errorf("header: %w", err)
 	}
 	d.h = h
+	if h.Version == 1 {
+		d.byIndex = []string{""}
+	}
 	return nil
 }
 
@@ -166,17 +175,91 @@ func (d *Decoder) entry(b []byte) (Entry, error) {
 	if e.Type == "session" {
 		return Entry{}, errors.New("a second session header")
 	}
-	if e.ID == "" && d.h.Version == 1 {
-		// Version 1 had no tree: chain entries in file order.
-		e.ID = uniqueID(d.seen)
-		e.ParentID = d.last
+	if d.h.Version == 1 {
+		if e.ID == "" {
+			// Version 1 had no tree: chain entries in file order. The id
+			// is derived from the session id and the entry's place, so
+			// reading the file twice gives the same ids and a second
+			// import is recognized as the same transcript.
+			e.ID = d.v1ID(len(d.byIndex))
+			e.ParentID = d.last
+		}
+		if err := d.firstKeptIndex(&e); err != nil {
+			return Entry{}, err
+		}
+	}
+	if d.h.Version < 3 {
+		if err := migrateHookMessage(&e); err != nil {
+			return Entry{}, err
+		}
 	}
 	if err := checkEntry(e, d.seen); err != nil {
 		return Entry{}, err
 	}
 	d.seen[e.ID] = true
 	d.last = e.ID
+	if d.byIndex != nil {
+		d.byIndex = append(d.byIndex, e.ID)
+	}
 	return e, nil
+}
+
+// v1ID returns the id of the i-th line of a version 1 transcript: 8 hex
+// digits of a hash of the session id and i, or a random one if taken.
+func (d *Decoder) v1ID(i int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d", d.h.ID, i))
+	if id := hex.EncodeToString(sum[:4]); !d.seen[id] {
+		return id
+	}
+	return uniqueID(d.seen)
+}
+
+// firstKeptIndex turns a version 1 compaction's firstKeptEntryIndex (an
+// index into the file's lines, the header being 0) into firstKeptEntryId,
+// as OpenClaw's migration does. An index naming no earlier entry is left
+// as it is.
+func (d *Decoder) firstKeptIndex(e *Entry) error {
+	raw, ok := e.Extra["firstKeptEntryIndex"]
+	if e.Type != EntryCompaction || !ok {
+		return nil
+	}
+	var i int
+	if err := json.Unmarshal(raw, &i); err != nil {
+		return nil // not a number: OpenClaw leaves it too
+	}
+	if i <= 0 || i >= len(d.byIndex) {
+		return nil
+	}
+	e.FirstKeptEntryID = d.byIndex[i]
+	delete(e.Extra, "firstKeptEntryIndex")
+	return nil
+}
+
+// migrateHookMessage renames a version 1–2 "hookMessage" to a "custom"
+// message with customType "hook" unless it has one, in the raw JSON too.
+func migrateHookMessage(e *Entry) error {
+	if e.Type != EntryMessage || e.Message == nil || e.Message.Role != roleHookMessage {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(e.rawMessage, &m); err != nil {
+		return fmt.Errorf("message: %w", err)
+	}
+	m["role"] = json.RawMessage(`"custom"`)
+	var ct string
+	if raw, ok := m["customType"]; ok {
+		_ = json.Unmarshal(raw, &ct) // a non-string reads as none
+	}
+	if ct == "" {
+		m["customType"] = json.RawMessage(`"hook"`)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("message: %w", err)
+	}
+	e.rawMessage = b
+	e.Message.Role = RoleCustom
+	return nil
 }
 
 func (d *Decoder) fail(err error) error {

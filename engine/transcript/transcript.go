@@ -1,12 +1,20 @@
 // Package transcript reads, writes and interprets OpenClaw session
-// transcripts: the pi-coding-agent session JSONL format, version 3. The first
-// line is a session header; every later line is an entry with an id and a
-// parentId, so a transcript is a tree whose current branch ends at the last
-// entry.
+// transcripts: the pi-coding-agent session JSONL format, versions 1 to 4.
+// The first line is a session header; every later line is an entry with an
+// id and a parentId, so a transcript is a tree whose current branch ends at
+// the active leaf (normally the last entry).
 //
 // The package is pure (no I/O beyond the reader and writer it is given) so the
 // store, the gateway's import/export and the tests share one definition of the
 // format.
+//
+// Versions, as OpenClaw 2026.9 defines them: version 1 has no ids (entries
+// form a list; compaction names its first kept entry by index); version 2
+// adds id/parentId; version 3 renames the "hookMessage" role to "custom";
+// version 4 (what OpenClaw 2026.9 writes for new sessions) keeps the entry
+// format of version 3 and adds "reset" entries (a /new inside one session
+// file: the model context starts again after it) and "leaf" entries (tree
+// navigation: they move the active leaf to their targetId).
 //
 // Choices made where the spec was silent:
 //   - Import→export is lossless as JSON values, not bytes: unknown entry types
@@ -14,11 +22,34 @@
 //     raw JSON it was read from and writes it back unchanged unless the
 //     decoded Message was modified. (engine.Message does not model every
 //     field pi writes, e.g. usage.cost, so re-encoding alone would lose data.)
-//   - A user message whose content is a plain string (allowed by pi) is read
-//     as one text block.
-//   - Version 1 files (no ids) are accepted: entries without an id get a
-//     fresh one and are chained in file order, as pi's own migration does.
-//     A header without a version counts as version 1.
+//   - A message whose content is a plain string (allowed by pi) is read
+//     as one text block; a tool result whose content is one object as a
+//     list of that block.
+//   - Versions 1 and 2 are migrated on read as OpenClaw's doctor does:
+//     version 1 entries without an id get one (derived from the session
+//     id and the line, so the same file always reads the same) and are
+//     chained in file order, a version 1 compaction's firstKeptEntryIndex becomes
+//     firstKeptEntryId, and a "hookMessage" becomes a "custom" message
+//     (customType "hook"). A header without a version counts as version 1.
+//     The header keeps the version it was read with; Export sets the one
+//     written.
+//   - Export writes version 3 or 4 (OpenClaw 2026.9 refuses older ones at
+//     run time). Converting between them changes the header's version and
+//     nothing else: entries are written value for value. A version 3 file
+//     may so carry "reset" and "leaf" entries; OpenClaw 2026.9 honours them
+//     whatever the header says, and older pi readers ignore entry types
+//     they do not know (they would then show the history before a reset to
+//     the model). Dropping or rewriting them would lose data, so we do not.
+//   - Context follows OpenClaw's projection: the branch ending at the active
+//     leaf, from the latest reset or compaction on it. After a compaction the
+//     summary comes first, then the kept entries; after a reset only the
+//     user, assistant and tool result messages from its firstKeptEntryId (if
+//     any) are kept, then everything after it. Messages marked
+//     excludeFromContext are left out; "custom" messages reach the model as
+//     user messages and "bashExecution" ones as the user text OpenClaw
+//     renders. OpenClaw's extra re-parenting of entries written after a
+//     reset that do not descend from it (a repair for concurrent writers) is
+//     not reproduced: we follow parentId as written.
 //   - Transcript hygiene in Context: tool calls left without a result get a
 //     synthetic error result ("No result provided") placed after the results
 //     that do exist, also at the very end of the transcript, so a crash
@@ -44,8 +75,40 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 )
 
-// Version is the transcript format version this package writes.
-const Version = 3
+// Version is the newest transcript format version this package reads, the
+// one it gives new sessions and the default of Export (what OpenClaw 2026.9
+// writes).
+const Version = 4
+
+// ExportVersions are the versions Export writes: those OpenClaw 2026.9
+// reads at run time.
+var ExportVersions = []int{3, 4}
+
+// ParseFormat reads an export format name: "v3", "v4" (or "3", "4"); ""
+// is Version.
+func ParseFormat(s string) (int, error) {
+	f := strings.ToLower(strings.TrimSpace(s))
+	if f == "" {
+		return Version, nil
+	}
+	switch strings.TrimPrefix(f, "v") {
+	case "3":
+		return 3, nil
+	case "4":
+		return 4, nil
+	}
+	return 0, fmt.Errorf("unknown transcript format %q: want v3 or v4", s)
+}
+
+// Export writes h and entries as a transcript of version v (see
+// ExportVersions): the header says v, the entries are written as they are.
+func Export(w io.Writer, h Header, entries []Entry, v int) error {
+	if !slices.Contains(ExportVersions, v) {
+		return fmt.Errorf("cannot write transcript version %d: want 3 or 4", v)
+	}
+	h.Version = v
+	return Write(w, h, entries)
+}
 
 // MaxLineBytes is the longest line Parse accepts.
 const MaxLineBytes = 16 << 20
@@ -69,7 +132,7 @@ type Header struct {
 	Extra map[string]json.RawMessage
 }
 
-// NewHeader returns a version 3 header for sessionID stamped now.
+// NewHeader returns a header of the current Version for sessionID stamped now.
 func NewHeader(sessionID, cwd string) Header {
 	return Header{Type: "session", Version: Version, ID: sessionID, Timestamp: Timestamp(time.Now()), Cwd: cwd}
 }
@@ -133,6 +196,26 @@ const (
 	EntryModelChange         EntryType = "model_change"
 	EntryThinkingLevelChange EntryType = "thinking_level_change"
 	EntryLabel               EntryType = "label"
+	// EntryReset (version 4) starts the model context again: a /new or a
+	// daily/idle reset inside one session file. Reason says which;
+	// FirstKeptEntryID optionally names the first entry before it whose
+	// messages stay in the context.
+	EntryReset EntryType = "reset"
+	// EntryLeaf (version 4) is tree navigation, not content: it moves the
+	// active leaf to its targetId (null: an empty branch). Its fields stay
+	// in Extra.
+	EntryLeaf EntryType = "leaf"
+	// EntrySessionInfo names the session. Its fields stay in Extra.
+	EntrySessionInfo EntryType = "session_info"
+)
+
+// Message roles OpenClaw writes besides engine's user, assistant and
+// toolResult. They are kept as they are; Context renders them for the model.
+const (
+	RoleCustom        engine.Role = "custom"
+	RoleBashExecution engine.Role = "bashExecution"
+	// roleHookMessage is the version 1–2 name of RoleCustom.
+	roleHookMessage engine.Role = "hookMessage"
 )
 
 // Entry is one transcript line after the header. Only the fields of its Type
@@ -169,6 +252,9 @@ type Entry struct {
 	// label: TargetID, Label ("" clears the label)
 	TargetID string
 	Label    string
+	// reset: Reason ("new", "reset", "idle", "daily", …) and
+	// FirstKeptEntryID ("" when nothing before it is kept).
+	Reason string
 
 	// Extra holds fields this package does not know, and every field of an
 	// entry type it does not know.
@@ -195,6 +281,7 @@ var fieldsOf = map[EntryType][]string{
 	EntryModelChange:         {"provider", "modelId"},
 	EntryThinkingLevelChange: {"thinkingLevel"},
 	EntryLabel:               {"targetId", "label"},
+	EntryReset:               {"reason", "firstKeptEntryId"},
 }
 
 var commonKeys = []string{"type", "id", "parentId", "timestamp"}
@@ -249,6 +336,11 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		if e.Label != "" {
 			o.add("label", e.Label)
 		}
+	case EntryReset:
+		o.add("reason", e.Reason)
+		if e.FirstKeptEntryID != "" {
+			o.add("firstKeptEntryId", e.FirstKeptEntryID)
+		}
 	}
 	o.extra(e.Extra, append(commonKeys, fieldsOf[e.Type]...))
 	return o.bytes()
@@ -301,6 +393,8 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 		fields = map[string]any{"thinkingLevel": &out.ThinkingLevel}
 	case EntryLabel:
 		fields = map[string]any{"targetId": &out.TargetID, "label": &out.Label}
+	case EntryReset:
+		fields = map[string]any{"reason": &out.Reason, "firstKeptEntryId": &out.FirstKeptEntryID}
 	}
 	if err := takeFields(m, fields); err != nil {
 		return err
@@ -313,23 +407,21 @@ func (e *Entry) UnmarshalJSON(b []byte) error {
 }
 
 // decodeMessage decodes a message, reading a string content as one text
-// block.
+// block and an object content (a tool result written by older versions)
+// as a list of that one block.
 func decodeMessage(raw json.RawMessage) (engine.Message, error) {
 	var msg engine.Message
 	err := json.Unmarshal(raw, &msg)
 	var te *json.UnmarshalTypeError
-	if err == nil || !errors.As(err, &te) || te.Field != "content" || te.Value != "string" {
+	if err == nil || !errors.As(err, &te) || te.Field != "content" || (te.Value != "string" && te.Value != "object") {
 		return msg, typeError(err)
 	}
-	// pi allows a plain string as content; decode the rest without it.
+	// Decode the rest without the content, then the content.
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return engine.Message{}, err
 	}
-	var s string
-	if err := json.Unmarshal(m["content"], &s); err != nil {
-		return engine.Message{}, fmt.Errorf("content: %w", err)
-	}
+	content := m["content"]
 	delete(m, "content")
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -339,7 +431,19 @@ func decodeMessage(raw json.RawMessage) (engine.Message, error) {
 	if err := json.Unmarshal(b, &msg); err != nil {
 		return engine.Message{}, typeError(err)
 	}
-	msg.Content = []engine.Block{engine.TextBlock(s)}
+	if te.Value == "string" {
+		var s string
+		if err := json.Unmarshal(content, &s); err != nil {
+			return engine.Message{}, fmt.Errorf("content: %w", err)
+		}
+		msg.Content = []engine.Block{engine.TextBlock(s)}
+		return msg, nil
+	}
+	var blk engine.Block
+	if err := json.Unmarshal(content, &blk); err != nil {
+		return engine.Message{}, fmt.Errorf("content: %w", typeError(err))
+	}
+	msg.Content = []engine.Block{blk}
 	return msg, nil
 }
 
@@ -401,9 +505,9 @@ func (e *Entry) Check() error {
 			return errors.New("message entry has no message")
 		}
 		switch e.Message.Role {
-		case engine.RoleUser, engine.RoleAssistant, engine.RoleToolResult:
+		case engine.RoleUser, engine.RoleAssistant, engine.RoleToolResult, RoleCustom, RoleBashExecution:
 		default:
-			return fmt.Errorf("message role %q is not user, assistant or toolResult", e.Message.Role)
+			return fmt.Errorf("message role %q is not user, assistant, toolResult, custom or bashExecution", e.Message.Role)
 		}
 	case EntryCustomMessage:
 		if _, err := contentBlocks(e.Content); err != nil {
@@ -474,7 +578,8 @@ func NewSessionID() string {
 	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
-// Path returns the entries from the root to leafID, following parentId. It
+// Path returns the entries from the root to leafID, following parentId
+// (through a leaf entry to its target). Leaf entries are not in it. It
 // returns nil if leafID is not among entries.
 func Path(entries []Entry, leafID string) []Entry {
 	idx := pathIndex(entries, leafID)
@@ -488,8 +593,48 @@ func Path(entries []Entry, leafID string) []Entry {
 	return path
 }
 
+// ActiveLeaf returns the id of the entry the current branch ends at: the
+// last entry of a known content type, or the target of a later leaf entry
+// ("" for an empty branch). Entries of unknown types do not move it, as in
+// OpenClaw, unless nothing else does: then it is the last entry.
+func ActiveLeaf(entries []Entry) string {
+	leaf, moved := "", false
+	for i := range entries {
+		e := &entries[i]
+		switch {
+		case e.Type == EntryLeaf:
+			leaf, moved = leafTarget(e), true
+		case e.Type == EntrySessionInfo || fieldsOf[e.Type] != nil:
+			if !sideAppend(e) {
+				leaf, moved = e.ID, true
+			}
+		}
+	}
+	if !moved && len(entries) > 0 {
+		return entries[len(entries)-1].ID
+	}
+	return leaf
+}
+
+// leafTarget returns a leaf entry's targetId, "" for null or none.
+func leafTarget(e *Entry) string {
+	var t string
+	if raw, ok := e.Extra["targetId"]; ok {
+		_ = json.Unmarshal(raw, &t) // null or not a string: no target
+	}
+	return t
+}
+
+// sideAppend reports an entry appended beside the branch (appendMode
+// "side"), which does not move the leaf.
+func sideAppend(e *Entry) bool {
+	raw, ok := e.Extra["appendMode"]
+	return ok && string(bytes.TrimSpace(raw)) == `"side"`
+}
+
 // pathIndex returns the indexes in entries of the path from the root to
-// leafID.
+// leafID, skipping leaf entries (a leaf entry's place in the tree is its
+// target).
 func pathIndex(entries []Entry, leafID string) []int {
 	byID := make(map[string]int, len(entries))
 	for i := range entries {
@@ -497,10 +642,14 @@ func pathIndex(entries []Entry, leafID string) []int {
 	}
 	var idx []int
 	id := leafID
-	for id != "" && len(idx) <= len(entries) {
+	for steps := 0; id != "" && steps <= len(entries); steps++ {
 		i, ok := byID[id]
 		if !ok {
 			break
+		}
+		if entries[i].Type == EntryLeaf {
+			id = leafTarget(&entries[i])
+			continue
 		}
 		idx = append(idx, i)
 		id = entries[i].ParentID
@@ -550,32 +699,42 @@ func ContextItems(entries []Entry) []ContextItem {
 	if len(entries) == 0 {
 		return nil
 	}
-	path := pathIndex(entries, entries[len(entries)-1].ID)
-	compaction := -1
+	path := pathIndex(entries, ActiveLeaf(entries))
+	boundary := -1 // the latest reset or compaction on the path
 	for i, j := range path {
-		if entries[j].Type == EntryCompaction {
-			compaction = i
+		if t := entries[j].Type; t == EntryCompaction || t == EntryReset {
+			boundary = i
 		}
 	}
 	items := make([]ContextItem, 0, len(path)+1)
-	if compaction < 0 {
+	if boundary < 0 {
 		for _, j := range path {
 			items = appendContext(items, &entries[j])
 		}
 		return hygiene(items)
 	}
-	c := &entries[path[compaction]]
-	items = append(items, ContextItem{Message: summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp)})
+	c := &entries[path[boundary]]
+	if c.Type == EntryCompaction {
+		items = append(items, ContextItem{Message: summaryMessage(CompactionSummaryPrefix+c.Summary+CompactionSummarySuffix, c.Timestamp)})
+	}
 	kept := false
-	for _, j := range path[:compaction] {
-		if entries[j].ID == c.FirstKeptEntryID {
+	for _, j := range path[:boundary] {
+		e := &entries[j]
+		if e.ID == c.FirstKeptEntryID {
 			kept = true
 		}
-		if kept {
-			items = appendContext(items, &entries[j])
+		if !kept {
+			continue
 		}
+		// Before a reset only the conversation itself is kept (OpenClaw's
+		// selectResetKeptEntries); hygiene drops the unpaired results.
+		if c.Type == EntryReset && (e.Type != EntryMessage || e.Message == nil ||
+			(e.Message.Role != engine.RoleUser && e.Message.Role != engine.RoleAssistant && e.Message.Role != engine.RoleToolResult)) {
+			continue
+		}
+		items = appendContext(items, e)
 	}
-	for _, j := range path[compaction+1:] {
+	for _, j := range path[boundary+1:] {
 		items = appendContext(items, &entries[j])
 	}
 	return hygiene(items)
@@ -590,28 +749,39 @@ func appendContext(items []ContextItem, e *Entry) []ContextItem {
 		// cut by an error or /stop) is for the user to see, never for the
 		// model: it would read our error text as its own words. pi skips
 		// them the same way.
-		if e.Message != nil && e.Message.Role == engine.RoleAssistant &&
+		if e.Message == nil || e.Message.Role == engine.RoleAssistant &&
 			(e.Message.StopReason == engine.StopError || e.Message.StopReason == engine.StopAborted) {
 			break
 		}
-		if e.Message != nil {
-			m := *e.Message
-			m.Content = slices.Clone(m.Content)
-			if m.Usage != nil {
-				u := *m.Usage
-				m.Usage = &u
-			}
-			// A reply continued after the output limit ([continue] rounds
-			// are custom entries, not in the context) is one message to
-			// the model: its parts are joined.
-			if n := len(items); n > 0 && m.Role == engine.RoleAssistant && continuable(&items[n-1].Message) {
-				prev := &items[n-1].Message
-				prev.Content = append(prev.Content, m.Content...)
-				prev.StopReason, prev.Usage = m.StopReason, m.Usage
-				break
-			}
-			items = append(items, ContextItem{Message: m, EntryID: e.ID})
+		if e.excluded() {
+			break
 		}
+		m := *e.Message
+		m.Content = slices.Clone(m.Content)
+		if m.Usage != nil {
+			u := *m.Usage
+			m.Usage = &u
+		}
+		switch m.Role {
+		case engine.RoleUser, engine.RoleAssistant, engine.RoleToolResult:
+		case RoleCustom:
+			// OpenClaw's convertToLlm: a custom message is the user's.
+			m = engine.Message{Role: engine.RoleUser, Content: m.Content, Timestamp: m.Timestamp}
+		case RoleBashExecution:
+			m = engine.Message{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock(bashText(e.rawMessage))}, Timestamp: m.Timestamp}
+		default:
+			return items
+		}
+		// A reply continued after the output limit ([continue] rounds
+		// are custom entries, not in the context) is one message to
+		// the model: its parts are joined.
+		if n := len(items); n > 0 && m.Role == engine.RoleAssistant && continuable(&items[n-1].Message) {
+			prev := &items[n-1].Message
+			prev.Content = append(prev.Content, m.Content...)
+			prev.StopReason, prev.Usage = m.StopReason, m.Usage
+			break
+		}
+		items = append(items, ContextItem{Message: m, EntryID: e.ID})
 	case EntryCustomMessage:
 		blocks, err := contentBlocks(e.Content)
 		if err == nil {
@@ -623,6 +793,48 @@ func appendContext(items []ContextItem, e *Entry) []ContextItem {
 		}
 	}
 	return items
+}
+
+// excluded reports a message OpenClaw keeps out of the model context
+// ("excludeFromContext": true, e.g. a command's own output).
+func (e *Entry) excluded() bool {
+	if !bytes.Contains(e.rawMessage, []byte(`"excludeFromContext"`)) {
+		return false
+	}
+	var m struct {
+		Exclude bool `json:"excludeFromContext"`
+	}
+	return json.Unmarshal(e.rawMessage, &m) == nil && m.Exclude
+}
+
+// bashText renders a bashExecution message as OpenClaw shows it to the
+// model (bashExecutionToText).
+func bashText(raw json.RawMessage) string {
+	var m struct {
+		Command        string `json:"command"`
+		Output         string `json:"output"`
+		Cancelled      bool   `json:"cancelled"`
+		ExitCode       *int   `json:"exitCode"`
+		Truncated      bool   `json:"truncated"`
+		FullOutputPath string `json:"fullOutputPath"`
+	}
+	_ = json.Unmarshal(raw, &m) // decoded before; a field of another type reads as empty
+	var b strings.Builder
+	fmt.Fprintf(&b, "Ran `%s`\n", m.Command)
+	if m.Output != "" {
+		fmt.Fprintf(&b, "```\n%s\n```", m.Output)
+	} else {
+		b.WriteString("(no output)")
+	}
+	if m.Cancelled {
+		b.WriteString("\n\n(command cancelled)")
+	} else if m.ExitCode != nil && *m.ExitCode != 0 {
+		fmt.Fprintf(&b, "\n\nCommand exited with code %d", *m.ExitCode)
+	}
+	if m.Truncated && m.FullOutputPath != "" {
+		fmt.Fprintf(&b, "\n\n[Output truncated. Full output: %s]", m.FullOutputPath)
+	}
+	return b.String()
 }
 
 // continuable reports whether m is an assistant reply cut at the output

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,7 +54,7 @@ func parseFile(t *testing.T, name string) (Header, []Entry, []byte) {
 // unknown entry types, unknown fields and message fields engine.Message
 // does not model.
 func TestRoundTripLossless(t *testing.T) {
-	for _, name := range []string{"openclaw.jsonl", "branch.jsonl"} {
+	for _, name := range []string{"openclaw.jsonl", "branch.jsonl", "v4.jsonl"} {
 		t.Run(name, func(t *testing.T) {
 			h, entries, in := parseFile(t, name)
 			var out bytes.Buffer
@@ -148,7 +149,7 @@ func TestParseErrors(t *testing.T) {
 		{"blank only", "\n\n", "empty transcript"},
 		{"not json", "{nope\n", "line 1: header"},
 		{"entry first", user("a", ""), `line 1: first line must be the session header`},
-		{"version 4", `{"type":"session","version":4,"id":"s"}` + "\n", "line 1: unsupported transcript version 4"},
+		{"version 5", `{"type":"session","version":5,"id":"s"}` + "\n", "line 1: unsupported transcript version 5 (want 1..4): a newer OpenClaw"},
 		{"version 0", `{"type":"session","version":0,"id":"s"}` + "\n", "unsupported transcript version 0"},
 		{"no session id", `{"type":"session","version":3}` + "\n", "line 1: header has no session id"},
 		{"no id", head + `{"type":"message","parentId":null,"message":{"role":"user","content":[]}}` + "\n", "line 2: message entry has no id"},
@@ -244,7 +245,7 @@ func TestPath(t *testing.T) {
 
 // The model context, as JSON, for each testdata transcript.
 func TestContextGolden(t *testing.T) {
-	for _, name := range []string{"openclaw", "branch", "v1"} {
+	for _, name := range []string{"openclaw", "branch", "v1", "v1_compaction", "v2", "v4"} {
 		t.Run(name, func(t *testing.T) {
 			_, entries, _ := parseFile(t, name+".jsonl")
 			var buf bytes.Buffer
@@ -303,13 +304,14 @@ func TestContextRules(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, name := range []string{"openclaw.jsonl", "branch.jsonl", "v1.jsonl"} {
+	for _, name := range []string{"openclaw.jsonl", "branch.jsonl", "v1.jsonl", "v1_compaction.jsonl", "v2.jsonl", "v4.jsonl"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
 		}
 		f.Add(b)
 	}
+	f.Add([]byte(`{"type":"session","version":4,"id":"s"}` + "\n" + `{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"x"}}` + "\n" + `{"type":"leaf","id":"l","parentId":"a","targetId":null}` + "\n" + `{"type":"reset","id":"r","parentId":"l","reason":"new","firstKeptEntryId":"a"}`))
 	f.Add([]byte(`{"type":"session","version":3,"id":"s"}` + "\n" + `{"type":"x","id":"a","parentId":null,"k":[1,{"z":null}]}`))
 	f.Add([]byte(`{"type":"session","version":2,"id":"s"}` + "\n" + `{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"\u00e9"}}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
@@ -338,4 +340,157 @@ func FuzzParse(f *testing.F) {
 			_ = Path(entries, entries[len(entries)-1].ID)
 		}
 	})
+}
+
+func TestParseFormat(t *testing.T) {
+	for in, want := range map[string]int{"": 4, "v4": 4, "4": 4, "V3": 3, " v3 ": 3} {
+		if got, err := ParseFormat(in); err != nil || got != want {
+			t.Errorf("ParseFormat(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"v2", "v5", "json", "v"} {
+		if _, err := ParseFormat(in); err == nil || !strings.Contains(err.Error(), "want v3 or v4") {
+			t.Errorf("ParseFormat(%q) = %v, want an error", in, err)
+		}
+	}
+}
+
+// Converting between versions 3 and 4 changes the header's version only.
+func TestExportVersions(t *testing.T) {
+	for _, name := range []string{"openclaw.jsonl", "v4.jsonl"} {
+		h, entries, in := parseFile(t, name)
+		want := jsonLines(t, in)
+		for _, v := range ExportVersions {
+			var out bytes.Buffer
+			if err := Export(&out, h, entries, v); err != nil {
+				t.Fatal(err)
+			}
+			got := jsonLines(t, out.Bytes())
+			if got[0].(map[string]any)["version"] != float64(v) {
+				t.Errorf("%s as v%d: header %v", name, v, got[0])
+			}
+			wantHead := want[0].(map[string]any)
+			wantHead["version"] = float64(v)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("%s as v%d: entries changed", name, v)
+			}
+			h2, _, err := Parse(&out)
+			if err != nil || h2.Version != v {
+				t.Errorf("%s as v%d reads back as %d, %v", name, v, h2.Version, err)
+			}
+		}
+	}
+	h, entries, _ := parseFile(t, "v4.jsonl")
+	if err := Export(io.Discard, h, entries, 2); err == nil {
+		t.Error("Export as version 2 succeeded")
+	}
+}
+
+func TestParseVersion4(t *testing.T) {
+	_, entries, _ := parseFile(t, "v4.jsonl")
+	byID := map[string]Entry{}
+	for _, e := range entries {
+		byID[e.ID[len(e.ID)-2:]] = e
+	}
+	if e := byID["0f"]; e.Type != EntryReset || e.Reason != "daily" || e.FirstKeptEntryID != "6f1e2d3c-0001-4a5b-8c7d-00000000000c" {
+		t.Errorf("reset = %+v", e)
+	}
+	if e := byID["0b"]; e.Reason != "new" || e.FirstKeptEntryID != "" {
+		t.Errorf("reset without firstKeptEntryId = %+v", e)
+	}
+	if e := byID["07"]; e.Message.Role != RoleBashExecution {
+		t.Errorf("bashExecution = %+v", e.Message)
+	}
+	msgs := Context(entries)
+	var texts []string
+	for _, m := range msgs {
+		if m.Role != engine.RoleUser && m.Role != engine.RoleAssistant {
+			t.Errorf("role %q in the context", m.Role)
+		}
+		texts = append(texts, m.Text())
+	}
+	// The second reset keeps the conversation from its firstKeptEntryId;
+	// nothing from before the first reset survives.
+	want := []string{"Fresh start: what time is it?", "Nine.", "Good morning"}
+	if !reflect.DeepEqual(texts, want) {
+		t.Errorf("context after resets = %q, want %q", texts, want)
+	}
+}
+
+// Before the first reset, custom and bashExecution messages reach the
+// model as user text; excluded ones do not.
+func TestContextRoles(t *testing.T) {
+	_, entries, _ := parseFile(t, "v4.jsonl")
+	var cut []Entry
+	for _, e := range entries {
+		if e.Type == EntryReset {
+			break
+		}
+		cut = append(cut, e)
+	}
+	var texts []string
+	for _, m := range Context(cut) {
+		texts = append(texts, m.Text())
+	}
+	got := strings.Join(texts, "|")
+	for _, want := range []string{"Ran `ls`\n```\nnotes.md\n```", "Remember the shopping list."} {
+		if !strings.Contains(got, want) {
+			t.Errorf("context %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "date") {
+		t.Errorf("excluded message in the context: %q", got)
+	}
+}
+
+// A leaf entry moves the branch: to its target, or to nothing.
+func TestLeafEntries(t *testing.T) {
+	head := `{"type":"session","version":4,"id":"s"}` + "\n"
+	msg := func(id, parent, text string) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return `{"type":"message","id":"` + id + `","parentId":` + p + `,"message":{"role":"user","content":"` + text + `"}}` + "\n"
+	}
+	tests := []struct {
+		name, in string
+		want     []string
+	}{
+		{"back to a", msg("a", "", "A") + msg("b", "a", "B") + `{"type":"leaf","id":"l","parentId":"b","targetId":"a"}` + "\n", []string{"A"}},
+		{"then a branch", msg("a", "", "A") + msg("b", "a", "B") + `{"type":"leaf","id":"l","parentId":"b","targetId":"a"}` + "\n" + msg("c", "l", "C"), []string{"A", "C"}},
+		{"empty", msg("a", "", "A") + `{"type":"leaf","id":"l","parentId":"a","targetId":null}` + "\n", nil},
+		{"side append", msg("a", "", "A") + `{"type":"custom_message","id":"s","parentId":"a","customType":"x","content":"side","display":false,"appendMode":"side"}` + "\n", []string{"A"}},
+		{"unknown last", msg("a", "", "A") + `{"type":"future","id":"f","parentId":"a"}` + "\n", []string{"A"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, entries, err := Parse(strings.NewReader(head + tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, m := range Context(entries) {
+				texts = append(texts, m.Text())
+			}
+			if !reflect.DeepEqual(texts, tt.want) {
+				t.Errorf("context = %q, want %q", texts, tt.want)
+			}
+		})
+	}
+}
+
+// Versions 1 and 2 are migrated as OpenClaw's doctor does.
+func TestMigrateOldVersions(t *testing.T) {
+	_, entries, _ := parseFile(t, "v1_compaction.jsonl")
+	c := entries[4]
+	if c.Type != EntryCompaction || c.FirstKeptEntryID != entries[2].ID || c.Extra["firstKeptEntryIndex"] != nil {
+		t.Errorf("v1 compaction = %+v, want firstKeptEntryId %s", c, entries[2].ID)
+	}
+	_, entries, _ = parseFile(t, "v2.jsonl")
+	m := entries[1]
+	b, _ := json.Marshal(m)
+	if m.Message.Role != RoleCustom || !strings.Contains(string(b), `"customType":"hook"`) || !strings.Contains(string(b), `"role":"custom"`) || !strings.Contains(string(b), `"display":true`) {
+		t.Errorf("v2 hookMessage = %s", b)
+	}
 }
