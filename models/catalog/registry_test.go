@@ -273,11 +273,21 @@ func TestBuiltinCatalog(t *testing.T) {
 	if !ok || emb.Kind != catalog.KindEmbedding || emb.EmbeddingLength == 0 {
 		t.Errorf("DefaultEmbedding %q: %+v %v", catalog.DefaultEmbedding, emb, ok)
 	}
+	hashes := map[string]string{}
 	for _, m := range ms {
-		// Nobody could check these entries: a hash must never be made up.
-		if !m.Verified && m.SHA256 != "" {
-			t.Errorf("%s: unverified entry with a sha256", m.Name)
+		// Every entry carries its file's exact size and sha256, and says
+		// where they come from: a hash is never made up, so an entry
+		// without a citable one does not belong in the catalog.
+		if !m.Verified || m.SHA256 == "" || m.Size <= 0 {
+			t.Errorf("%s: verified %v, sha256 %q, size %d: want the exact values", m.Name, m.Verified, m.SHA256, m.Size)
 		}
+		if !strings.Contains(m.Source, "revision ") {
+			t.Errorf("%s: source %q does not name the revision the values belong to", m.Name, m.Source)
+		}
+		if other, dup := hashes[m.SHA256]; dup {
+			t.Errorf("%s and %s share sha256 %s", m.Name, other, m.SHA256)
+		}
+		hashes[m.SHA256] = m.Name
 		if !strings.HasPrefix(m.URL, "https://huggingface.co/") || !strings.Contains(m.URL, "/resolve/main/") {
 			t.Errorf("%s: URL %s is not a Hugging Face download URL", m.Name, m.URL)
 		}
@@ -296,6 +306,7 @@ func TestParse(t *testing.T) {
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"http://x/a.gguf"}]}`, "must be https"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","sha256":"XYZ"}]}`, "64 lowercase hex"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","verified":true,"size":1}]}`, "verified without"},
+		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","verified":true,"size":1,"contextWindow":1,"sha256":"` + strings.Repeat("a", 64) + `"}]}`, "without a source"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf"}]}`, "must be positive"},
 		{`{"models":[{"name":"a","bogus":1}]}`, "unknown field"},
 		{strings.Replace(`{"models":[M,M]}`, "M", `{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","size":1,"contextWindow":1}`, 2), "appears twice"},
