@@ -160,7 +160,16 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 		m.mu.Lock()
 		p, ok := m.providers[path]
 		if !ok {
-			p = m.pool.Model(pid, mid, path)
+			// The model card's sampling parameters (the catalog entry of
+			// this very file); the config has no sampling keys yet, so
+			// nothing overrides them.
+			var s llamacpp.Sampling
+			if m.registry != nil {
+				if cm, ok := m.registry.ModelOf(mid, path); ok {
+					s = llamacpp.SamplingFromParams(cm.Params)
+				}
+			}
+			p = m.pool.ModelWith(pid, mid, path, s)
 			m.providers[path] = p
 		}
 		m.mu.Unlock()

@@ -342,3 +342,46 @@ func TestNames(t *testing.T) {
 		}
 	}
 }
+
+// TestModelOf: the catalog entry of an installed model is found by its
+// file's sha256, else by its file name; a catalog name on another file
+// (stories260K imported as qwen3-1.7b, as the tests do) finds nothing, so
+// Qwen3's sampling parameters never reach a different model.
+func TestModelOf(t *testing.T) {
+	shared := gguftest.SharedModels(t)
+	data, err := os.ReadFile(filepath.Join(shared, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := []catalog.Model{
+		testModel("stories", "stories260K.gguf", data, sum(data)),
+		testModel("renamed", "other-name.gguf", data, ""),
+	}
+	cat[0].Params = map[string]float64{"temperature": 0.3}
+	r := newRegistry(t, catalog.Config{Catalog: cat})
+	// Imported under a name of its own, from a copy with another file name:
+	// the hash finds it.
+	dir := t.TempDir()
+	copyPath := filepath.Join(dir, "my-copy.gguf")
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Import(copyPath, "mine", false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := r.ModelOf("mine", copyPath); !ok || m.Name != "stories" || m.Params["temperature"] != 0.3 {
+		t.Errorf("ModelOf(mine) = %+v %v", m, ok)
+	}
+	// Configured by path, never imported: the file name finds it.
+	if m, ok := r.ModelOf("cfg", "/models/other-name.gguf"); !ok || m.Name != "renamed" {
+		t.Errorf("ModelOf by file name = %+v %v", m, ok)
+	}
+	// A catalog name on an unrelated file finds nothing.
+	tiny := filepath.Join(shared, "llama-2-tiny-random.gguf")
+	if _, err := r.Import(tiny, "stories-impostor", false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := r.ModelOf("stories-impostor", tiny); ok {
+		t.Errorf("an unrelated file got catalog entry %s", m.Name)
+	}
+}
