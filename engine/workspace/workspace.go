@@ -9,8 +9,10 @@
 // The texts are ours (templates/*.md, embedded) and deliberately small:
 // they are part of every request, and a 2k–4k-token local model pays for
 // each line (the budget cuts bootstrap files first, DESIGN.md §5). All six
-// together are about 2,200 characters, roughly 550 tokens in a BPE
-// vocabulary.
+// together are about 2,200 characters: 638 tokens in Llama-2's 32k
+// SentencePiece vocabulary, 1,374 in stories260K's 512-token one (measured
+// with the runner's tokenizer); TestTemplatesSmall keeps them under 2,400
+// bytes.
 //
 // Choices made where the spec was silent:
 //   - As OpenClaw does, every start writes the five standing files that are
