@@ -28,6 +28,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool/exec"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
 	memtool "github.com/openclaw-edge/edge/engine/tool/memory"
+	"github.com/openclaw-edge/edge/engine/workspace"
 	"github.com/openclaw-edge/edge/models/catalog"
 	"github.com/openclaw-edge/edge/models/failover"
 	"github.com/openclaw-edge/edge/models/httpapi"
@@ -69,6 +70,27 @@ func (m *Main) resolvePaths() error {
 	}
 	m.ConfigPath, m.StateDir, m.Location = loc.File, loc.StateDir, loc
 	return nil
+}
+
+// seedWorkspace writes the bootstrap files missing from an agent's
+// workspace (BOOTSTRAP.md only into a brand-new one). Nothing here stops
+// the gateway: an agent answers without the files, so a problem is a
+// warning that says what to fix.
+func (m *Main) seedWorkspace(log *slog.Logger, a gateway.Agent) {
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	res, err := workspace.Ensure(a.Workspace, a.ID, m.StateDir, now())
+	for _, w := range res.Warnings {
+		log.Warn("workspace: "+w, "agent", a.ID)
+	}
+	if err != nil {
+		log.Warn("workspace: bootstrap files not written; the agent runs without them", "agent", a.ID, "err", err)
+	}
+	if len(res.Written) > 0 {
+		log.Info("workspace: bootstrap files written", "agent", a.ID, "workspace", a.Workspace, "files", strings.Join(res.Written, " "))
+	}
 }
 
 // resolveSocket picks the control socket: --socket, else gateway.socket,
@@ -151,6 +173,7 @@ func (m *Main) Run(ctx context.Context) error {
 		if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
 			return fmt.Errorf("create workspace of agent %s: %w", a.ID, err)
 		}
+		m.seedWorkspace(log, a)
 	}
 	checkWorkspaces(log, sb, ags)
 	var loc *time.Location

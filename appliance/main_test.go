@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -242,4 +243,96 @@ func testStderr() io.Writer {
 		return os.Stderr
 	}
 	return io.Discard
+}
+
+// TestWorkspaceBootstrap: the first start writes the bootstrap files into
+// the agent's workspace and the first request carries them (BOOTSTRAP.md
+// included); once the agent deleted BOOTSTRAP.md, a restart does not bring
+// it back, and the files the user edited are kept.
+func TestWorkspaceBootstrap(t *testing.T) {
+	srv := openaitest.NewServer()
+	defer srv.Close()
+	dir, err := os.MkdirTemp("", "ocw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws := filepath.Join(dir, "ws")
+	cfgPath := filepath.Join(dir, "openclaw.json")
+	cfg := `{
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + srv.URL + `', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo', workspace: '` + ws + `' } },
+}`
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// turn starts the gateway, sends one message, stops it, and returns
+	// the system prompt the model got.
+	turn := func() string {
+		t.Helper()
+		ready := make(chan struct{})
+		m := &Main{ConfigPath: cfgPath, StateDir: filepath.Join(dir, "state"), Socket: filepath.Join(dir, "gw.sock"),
+			Stderr: testStderr(), Ready: func(*Main) { close(ready) }}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- m.Run(ctx) }()
+		defer func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}()
+		select {
+		case <-ready:
+		case err := <-done:
+			t.Fatalf("gateway stopped before ready: %v", err)
+		}
+		n := len(srv.Requests())
+		if _, err := client.New(m.Socket).Send(ctx, api.SendRequest{Text: "hi"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		reqs := srv.Requests()
+		if len(reqs) <= n {
+			t.Fatal("the model got no request")
+		}
+		var req struct {
+			Messages []struct {
+				Role    string          `json:"role"`
+				Content json.RawMessage `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(reqs[n], &req); err != nil || len(req.Messages) == 0 || req.Messages[0].Role != "system" {
+			t.Fatalf("request %s: %v", reqs[n], err)
+		}
+		var system string
+		if err := json.Unmarshal(req.Messages[0].Content, &system); err != nil {
+			t.Fatalf("system content %s: %v", req.Messages[0].Content, err)
+		}
+		return system
+	}
+
+	system := turn()
+	for _, name := range []string{"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "BOOTSTRAP.md"} {
+		if fi, err := os.Lstat(filepath.Join(ws, name)); err != nil || !fi.Mode().IsRegular() {
+			t.Fatalf("%s after the first start: %v", name, err)
+		}
+		if !strings.Contains(system, "## "+name+"\n") {
+			t.Errorf("the first request's system prompt lacks %s", name)
+		}
+	}
+
+	// The ritual: the agent fills in USER.md and deletes BOOTSTRAP.md.
+	if err := os.WriteFile(filepath.Join(ws, "USER.md"), []byte("Ana, Madrid.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(ws, "BOOTSTRAP.md")); err != nil {
+		t.Fatal(err)
+	}
+	system = turn()
+	if _, err := os.Lstat(filepath.Join(ws, "BOOTSTRAP.md")); !os.IsNotExist(err) {
+		t.Fatalf("BOOTSTRAP.md came back after a restart: %v", err)
+	}
+	if strings.Contains(system, "## BOOTSTRAP.md") || !strings.Contains(system, "Ana, Madrid.") {
+		t.Errorf("second start's system prompt:\n%s", system)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -114,6 +115,7 @@ func memoryConfig(ms config.MemorySearch, agentID, workspace, dir string, provid
 		ChunkTokens: ms.Chunking.Tokens, OverlapTokens: ms.Chunking.Overlap,
 		Query: q, Logger: log,
 		NoSyncOnSearch: ms.Sync.OnSearch != nil && !*ms.Sync.OnSearch,
+		NoLocalRunner:  noRunner(),
 	}
 }
 
@@ -152,6 +154,9 @@ func embeddingProviders(cfg *config.Config, ms config.MemorySearch, registry *ca
 func embeddingProvider(cfg *config.Config, ms config.MemorySearch, name, model string, registry *catalog.Registry, pool *llamacpp.Pool) (memory.Provider, error) {
 	switch name {
 	case "local":
+		if noRunner() {
+			return memory.Provider{}, errors.New("no local embeddings: openclaw-runner is not installed beside the gateway (set memorySearch.provider to ollama or openai for semantic search)")
+		}
 		path, entry := ms.Local.ModelPath, ""
 		if path == "" && model != "" {
 			path = model
@@ -283,4 +288,11 @@ func (m *memories) close() {
 	if m.cache != nil {
 		_ = m.cache.Close()
 	}
+}
+
+// noRunner: openclaw-runner cannot be found, so nothing local can run and
+// no advice may suggest pulling a local model file.
+func noRunner() bool {
+	_, err := llamacpp.FindRunner()
+	return err != nil
 }

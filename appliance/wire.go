@@ -14,6 +14,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
+	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/gateway"
 	"github.com/openclaw-edge/edge/engine/policy"
@@ -40,8 +41,18 @@ type models struct {
 	log       *slog.Logger
 	client    *http.Client // one connection pool for every remote provider and profile
 
+	// findRunner finds openclaw-runner (nil: llamacpp.FindRunner).
+	findRunner func() (string, error)
+
 	mu        sync.Mutex
 	providers map[string]failover.Model // by provider id @ profile, or local path
+}
+
+func (m *models) runner() (string, error) {
+	if m.findRunner != nil {
+		return m.findRunner()
+	}
+	return llamacpp.FindRunner()
 }
 
 var _ gateway.Models = (*models)(nil)
@@ -132,6 +143,13 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 		ContextWindow: def.ContextWindow, MaxTokens: def.MaxTokens, Local: prov.API == config.APILocal,
 	}
 	if info.Local {
+		// Without the runner no local model can answer: say so first,
+		// pointing to Ollama or a remote provider, rather than advise
+		// pulling a file that could not run either (the pure build).
+		if _, err := m.runner(); err != nil {
+			return nil, info, &engine.ModelError{Kind: engine.ErrNoModel, Provider: pid, Model: mid,
+				Message: fmt.Sprintf("%s is a local model, but %s; %s", info.Ref, userText(err), api.NoRunnerHint)}
+		}
 		path := def.Path
 		if path == "" {
 			if path, err = m.registry.Path(mid); err != nil {
@@ -142,7 +160,16 @@ func (m *models) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo
 		m.mu.Lock()
 		p, ok := m.providers[path]
 		if !ok {
-			p = m.pool.Model(pid, mid, path)
+			// The model card's sampling parameters (the catalog entry of
+			// this very file); the config has no sampling keys yet, so
+			// nothing overrides them.
+			var s llamacpp.Sampling
+			if m.registry != nil {
+				if cm, ok := m.registry.ModelOf(mid, path); ok {
+					s = llamacpp.SamplingFromParams(cm.Params)
+				}
+			}
+			p = m.pool.ModelWith(pid, mid, path, s)
 			m.providers[path] = p
 		}
 		m.mu.Unlock()

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
+	"github.com/openclaw-edge/edge/models/catalog"
+	"github.com/openclaw-edge/edge/models/failover"
 )
 
 // TestProviderTools: tools.byProvider applies to the model that answers
@@ -95,5 +98,36 @@ func TestMemoryToolsPerAgent(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not name %s", err, want)
 		}
+	}
+}
+
+// TestLocalModelWithoutRunner: in the pure build (no openclaw-runner), a
+// local model that is not installed says that local models cannot run and
+// points to Ollama or a remote provider, never to `openclaw models pull`.
+func TestLocalModelWithoutRunner(t *testing.T) {
+	cfg, err := config.Parse([]byte(`{}`), "t.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	registry, err := catalog.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &models{cfg: cfg, registry: registry, providers: map[string]failover.Model{},
+		findRunner: func() (string, error) {
+			return "", errors.New("openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH")
+		}}
+	_, _, _, err = m.Resolve([]string{"local/qwen3-1.7b"}, nil)
+	if err == nil {
+		t.Fatal("a local model resolved without a runner")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "models pull") || !strings.Contains(msg, "ollama") || !strings.Contains(msg, "openclaw-runner not found") {
+		t.Errorf("error: %s", msg)
+	}
+	// With a runner the old advice stands: the model file is what is missing.
+	m.findRunner = func() (string, error) { return "/usr/bin/openclaw-runner", nil }
+	if _, _, _, err = m.Resolve([]string{"local/qwen3-1.7b"}, nil); err == nil || !strings.Contains(err.Error(), `openclaw models pull qwen3-1.7b`) {
+		t.Errorf("with a runner: %v", err)
 	}
 }

@@ -69,6 +69,8 @@ func TestImportRules(t *testing.T) {
 		"engine/api":      {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "models/"},
 		"engine/gateway":  {"models/", "appliance"},
 		"engine/logfile":  {"engine/"},
+		// Seeding a workspace writes our templates, nothing more.
+		"engine/workspace": {"engine/", "models/", "appliance", "cli"},
 		// The memory index reads files and calls embedders through its own
 		// interfaces: never the gateway, sessions, the store, tools,
 		// channels or a model provider (the wiring passes those in).

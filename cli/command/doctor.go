@@ -109,14 +109,18 @@ func statusChecks(st *api.Status) []api.DoctorCheck {
 	default:
 		cs = append(cs, api.DoctorCheck{Name: "exec sandbox", Status: api.DoctorWarn, Detail: st.Sandbox, Fix: "run Linux 5.13+ with Landlock enabled: it confines exec commands"})
 	}
-	if st.Model != "" {
+	switch {
+	case st.Model != "":
 		cs = append(cs, api.DoctorCheck{Name: "default model", Status: api.DoctorOK, Detail: st.Model})
-	} else {
+	case st.LocalRunnerError != "":
+		// No runner: a pulled model could not run either.
+		cs = append(cs, api.DoctorCheck{Name: "default model", Status: api.DoctorWarn, Detail: "no default model", Fix: "set agents.defaults.model in the config to an Ollama or remote model; " + api.NoRunnerHint})
+	default:
 		cs = append(cs, api.DoctorCheck{Name: "default model", Status: api.DoctorWarn, Detail: "no default model", Fix: "set agents.defaults.model in the config, or pull one with `openclaw models pull`"})
 	}
 	switch {
 	case st.LocalRunnerError != "":
-		cs = append(cs, api.DoctorCheck{Name: "local runner", Status: api.DoctorWarn, Detail: st.LocalRunnerError, Fix: "local models cannot run until it is installed; remote providers are unaffected"})
+		cs = append(cs, api.DoctorCheck{Name: "local runner", Status: api.DoctorWarn, Detail: st.LocalRunnerError, Fix: "remote providers and Ollama are unaffected; " + api.NoRunnerHint})
 	case st.LocalRunner != "":
 		cs = append(cs, api.DoctorCheck{Name: "local runner", Status: api.DoctorOK, Detail: st.LocalRunner})
 	}

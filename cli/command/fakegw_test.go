@@ -48,6 +48,9 @@ type fakeGateway struct {
 	tries     map[string]int // idempotency key → requests seen
 	// doctor is the answer to GET /v1/doctor; nil: 404, as an older gateway.
 	doctor *api.DoctorReport
+	// noRunner is the status's localRunnerError (a gateway without
+	// openclaw-runner).
+	noRunner string
 }
 
 func startFakeGateway() (*fakeGateway, error) {
@@ -130,12 +133,16 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
 	switch r.Method + " " + r.URL.Path {
 	case "GET " + api.PathStatus:
+		g.mu.Lock()
+		noRunner := g.noRunner
+		g.mu.Unlock()
 		fakeJSON(w, 200, api.Status{
 			Version: "0.1.0-test", APIVersion: api.Version, PID: 4242, StartedAt: fakeEpoch,
 			UptimeSeconds: 3723.4, RSSBytes: 25690112, StateDir: "/var/lib/openclaw", Socket: g.socket,
 			DefaultAgent: "main", Model: "local/qwen3-1.7b", Sessions: 2, LastModel: "ollama/llama3.2",
 			LastError: "local/qwen3-1.7b: unreachable", LastErrorAt: time.Now().Add(-2 * time.Hour),
 			MissingModels: []api.ModelProblem{{Model: "local/gemma3-1b", Agent: "main", Problem: "gemma3-1b is not installed: openclaw models pull gemma3-1b"}},
+			LocalRunnerError: noRunner,
 		})
 	case "GET " + api.PathSessions:
 		var out []api.SessionInfo

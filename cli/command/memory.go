@@ -24,9 +24,10 @@ there before a long conversation is compacted). The gateway keeps a keyword
 (BM25) and — with an embedding model — a vector index over them, updated
 when the files change; these commands look into it.
 
-Without an embedding model the search is keyword-only; pull one with
-` + "`openclaw models pull bge-small-en-v1.5`" + ` (or set
-agents.defaults.memorySearch.provider) and run ` + "`openclaw memory index`" + `.`,
+Without an embedding model the search is keyword-only; set
+agents.defaults.memorySearch.provider (ollama, openai), or, where the gateway
+has its local runner, pull one with ` + "`openclaw models pull bge-small-en-v1.5`" + `;
+then run ` + "`openclaw memory index`" + `.`,
 	}
 	cmd.PersistentFlags().StringVar(&agent, "agent", "", "the agent whose memory to use (default: the default agent)")
 	cmd.AddCommand(a.memoryStatusCmd(&agent), a.memoryIndexCmd(&agent), a.memorySearchCmd(&agent))

@@ -58,14 +58,26 @@ embedding) and a description. A size with "~" is the catalog's estimate.`,
 				}
 				return writeJSON(a.stdout, list)
 			}
-			return a.printModels(list)
+			return a.printModels(cmd.Context(), list)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the models as JSON")
 	return cmd
 }
 
-func (a *app) printModels(list []api.ModelInfo) error {
+// noLocalRunner is the gateway's reason it cannot run local models (no
+// openclaw-runner: the pure build), "" when it can or cannot say. Hints
+// that would suggest pulling a model ask it first: a pulled file could
+// not run.
+func (a *app) noLocalRunner(ctx context.Context) string {
+	st, err := a.client().Status(ctx)
+	if err != nil {
+		return ""
+	}
+	return st.LocalRunnerError
+}
+
+func (a *app) printModels(ctx context.Context, list []api.ModelInfo) error {
 	if len(list) == 0 {
 		fmt.Fprintln(a.stdout, "no models")
 		return nil
@@ -95,7 +107,12 @@ func (a *app) printModels(list []api.ModelInfo) error {
 		return err
 	}
 	if chatInstalled == 0 && defaultChat != "" {
-		fmt.Fprintf(a.stderr, "No chat model is installed. Download the default one with:\n  openclaw models pull %s\n", defaultChat)
+		if why := a.noLocalRunner(ctx); why != "" {
+			hint := api.NoRunnerHint
+			fmt.Fprintf(a.stderr, "No chat model is installed (%s).\n%s.\n", oneLine(why), strings.ToUpper(hint[:1])+hint[1:])
+		} else {
+			fmt.Fprintf(a.stderr, "No chat model is installed. Download the default one with:\n  openclaw models pull %s\n", defaultChat)
+		}
 	}
 	return nil
 }
@@ -398,7 +415,11 @@ chat template itself.`,
 			if asJSON {
 				return writeJSON(a.stdout, info)
 			}
-			a.printModelInfo(info)
+			noRunner := ""
+			if !info.Installed && !info.Missing {
+				noRunner = a.noLocalRunner(cmd.Context())
+			}
+			a.printModelInfo(info, noRunner)
 			return nil
 		},
 	}
@@ -406,7 +427,7 @@ chat template itself.`,
 	return cmd
 }
 
-func (a *app) printModelInfo(m *api.ModelInfo) {
+func (a *app) printModelInfo(m *api.ModelInfo, noRunner string) {
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
 	row("name", "%s (%s)", m.Name, m.Ref)
@@ -415,6 +436,8 @@ func (a *app) printModelInfo(m *api.ModelInfo) {
 		row("installed", "registered, but the file %s is missing", m.Path)
 	case m.Installed:
 		row("installed", "yes, %s", m.Path)
+	case noRunner != "":
+		row("installed", "no (this gateway cannot run local models: %s)", oneLine(noRunner))
 	default:
 		row("installed", "no: openclaw models pull %s", m.Name)
 	}

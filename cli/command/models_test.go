@@ -82,3 +82,25 @@ func TestModelsExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestModelsNoRunner: against a gateway without openclaw-runner (the pure
+// build), list and info never advise pulling a model; they point to Ollama
+// or a remote provider.
+func TestModelsNoRunner(t *testing.T) {
+	g, err := startFakeGateway()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	g.mu.Lock()
+	g.noRunner = "openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH"
+	g.mu.Unlock()
+	for _, args := range [][]string{{"models", "list"}, {"models", "info", "qwen3-1.7b"}} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), append([]string{"--socket", g.socket}, args...), strings.NewReader(""), &stdout, &stderr)
+		out := stdout.String() + stderr.String()
+		if code != 0 || strings.Contains(out, "models pull") || !strings.Contains(out, "openclaw-runner") {
+			t.Errorf("%v: exit %d, output:\n%s", args, code, out)
+		}
+	}
+}

@@ -112,3 +112,13 @@ type PullEvent struct {
 	Model *ModelInfo    `json:"model,omitempty"`
 	Error *Error        `json:"error,omitempty"`
 }
+
+// NoRunnerHint is the advice wherever a local model would be suggested but
+// the gateway has no local runner (the pure build, or openclaw-runner not
+// installed beside it): pulling a model file would not help, so it points
+// to Ollama or a remote provider. The gateway, its doctor and the CLI all
+// say the same thing.
+const NoRunnerHint = "without openclaw-runner this gateway cannot run local models: use Ollama or a remote provider instead, e.g. " +
+	"{ models: { providers: { ollama: { api: 'ollama', baseUrl: 'http://127.0.0.1:11434', models: [{ id: 'qwen3:1.7b' }] } } }, " +
+	"agents: { defaults: { model: 'ollama/qwen3:1.7b' } } } in the config (check it with `openclaw config validate`, then restart), " +
+	"or install openclaw-runner beside openclaw-gateway"

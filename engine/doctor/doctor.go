@@ -214,14 +214,18 @@ func FromStatus(st *api.Status) []api.DoctorCheck {
 		cs = append(cs, warn(NameLandlock, st.Sandbox,
 			"run a Linux 5.13+ kernel with Landlock enabled (\"landlock\" in /sys/kernel/security/lsm, else add lsm=landlock,… to the kernel command line) so exec commands are confined to their workspace"))
 	}
-	if st.Model != "" {
+	switch {
+	case st.Model != "":
 		cs = append(cs, ok(NameModel, st.Model))
-	} else {
+	case st.LocalRunnerError != "":
+		// No runner: a pulled model file could not run (the pure build).
+		cs = append(cs, warn(NameModel, "no default model", "set agents.defaults.model to an Ollama or remote model (`openclaw config set agents.defaults.model '\"ollama/qwen3:1.7b\"'`); "+api.NoRunnerHint))
+	default:
 		cs = append(cs, warn(NameModel, "no default model", "set agents.defaults.model (`openclaw config set agents.defaults.model '\"provider/model\"'`), or pull one with `openclaw models pull`"))
 	}
 	switch {
 	case st.LocalRunnerError != "":
-		cs = append(cs, warn(NameRunner, st.LocalRunnerError, "local models cannot run until it is installed; remote providers are unaffected"))
+		cs = append(cs, warn(NameRunner, st.LocalRunnerError, "remote providers and Ollama are unaffected; "+api.NoRunnerHint))
 	case st.LocalRunner != "":
 		cs = append(cs, ok(NameRunner, st.LocalRunner))
 	}
@@ -405,7 +409,12 @@ func Run(in Inputs) []api.DoctorCheck {
 		st = &api.Status{}
 	}
 	cs = append(cs, FromStatus(st)...)
-	if in.Models != nil {
+	switch {
+	case in.Models != nil && len(in.Models) == 0 && st.LocalRunnerError != "":
+		// Pulling one would not help without the runner (FromStatus says
+		// what would).
+		cs = append(cs, ok(NameModels, "no local models installed (they need openclaw-runner)"))
+	case in.Models != nil:
 		mem, memErr := in.MemTotal()
 		cs = append(cs, Models(in.Models, in.ModelSize, mem, memErr)...)
 	}

@@ -162,7 +162,8 @@ func TestFromStatus(t *testing.T) {
 		{"model", NameModel, healthy, api.DoctorOK, "local/qwen3-1.7b", ""},
 		{"no model", NameModel, noLandlock, api.DoctorWarn, "no default model", "agents.defaults.model"},
 		{"runner", NameRunner, healthy, api.DoctorOK, "/usr/bin/openclaw-runner", ""},
-		{"no runner", NameRunner, sick, api.DoctorWarn, "not found", "installed"},
+		{"no runner", NameRunner, sick, api.DoctorWarn, "not found", "Ollama"},
+		{"no model, no runner", NameModel, sick, api.DoctorWarn, "no default model", "ollama/qwen3:1.7b"},
 		{"runner not reported", NameRunner, noLandlock, "absent", "", ""},
 		{"state read-only", NameStateDB, sick, api.DoctorFail, "read-only", "openclaw logs"},
 		{"interrupted", NameStateDB, cut, api.DoctorWarn, "2 interrupted", "free disk space"},
@@ -178,6 +179,32 @@ func TestFromStatus(t *testing.T) {
 			}
 			want(t, c, tc.status, tc.detail, tc.fx)
 		})
+	}
+}
+
+// TestNoRunnerNeverAdvisesPull: without openclaw-runner (the pure build)
+// no check tells the user to pull a local model; they point to Ollama or
+// a remote provider instead.
+func TestNoRunnerNeverAdvisesPull(t *testing.T) {
+	st := &api.Status{LocalRunnerError: "openclaw-runner not found next to /usr/bin/openclaw-gateway or on PATH"}
+	cs := Run(Inputs{
+		StateDir: t.TempDir(), UID: os.Getuid(), Bind: "loopback",
+		Now:       time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Status:    st,
+		Models:    []ModelFile{},
+		ClockSync: func() Sync { return Synced },
+		MemTotal:  func() (uint64, error) { return 1 << 30, nil },
+		DiskSpace: func(string) (uint64, uint64, error) { return 10 << 30, 20 << 30, nil },
+	})
+	sawModels := false
+	for _, c := range cs {
+		if strings.Contains(c.Detail+c.Fix, "models pull") {
+			t.Errorf("%s advises a pull without a runner: %s / %s", c.Name, c.Detail, c.Fix)
+		}
+		sawModels = sawModels || c.Name == NameModels
+	}
+	if !sawModels {
+		t.Error("no models check")
 	}
 }
 

@@ -82,8 +82,11 @@ type Config struct {
 	// Providers are tried in order (primary, then fallback). None, or none
 	// working: keyword search only — never an error.
 	Providers []Provider
-	Cache     Cache
-	Graph     *GraphCodec
+	// NoLocalRunner: the gateway has no openclaw-runner, so the status
+	// never suggests pulling a local embedding model (it could not run).
+	NoLocalRunner bool
+	Cache         Cache
+	Graph         *GraphCodec
 
 	ChunkTokens, OverlapTokens int
 	// HNSWThreshold is the number of chunks above which the graph is used

@@ -70,6 +70,9 @@ func (ix *Index) Status() Status {
 		st.Configured = []string{"none"}
 		if st.Warning == "" {
 			st.Warning = "no embedding model: keyword (BM25) search only; for semantic search set agents.defaults.memorySearch.provider (ollama, openai) or, with the local runner installed, `openclaw models pull bge-small-en-v1.5`"
+			if ix.cfg.NoLocalRunner {
+				st.Warning = "no embedding model: keyword (BM25) search only; for semantic search set agents.defaults.memorySearch.provider to ollama or openai (local embeddings need openclaw-runner, which this gateway does not have)"
+			}
 		}
 	}
 	st.Dirty = ix.dirty.Load()

@@ -23,6 +23,10 @@
 //   - Tools are listed in the order given (the caller's order is also the
 //     order sent to the provider, so it must be deterministic); each shows
 //     the first line of its description.
+//   - BOOTSTRAP.md (the first-run ritual engine/workspace writes into a
+//     new workspace, deleted by the agent when done) comes after USER.md,
+//     as in OpenClaw, and only in the owner's main session, like MEMORY.md:
+//     the ritual is a conversation with the owner, not with a group.
 //   - Empty or blank bootstrap files are skipped like missing ones. A file
 //     that exists but cannot be read (permissions) is an error; a symlink
 //     that leaves the workspace, or dangles, is skipped.
@@ -124,7 +128,7 @@ type Prompt struct {
 
 // Bootstrap files, in prompt order.
 var (
-	bootstrapFiles    = []string{"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "MEMORY.md"}
+	bootstrapFiles    = []string{"AGENTS.md", "SOUL.md", "TOOLS.md", "IDENTITY.md", "USER.md", "BOOTSTRAP.md", "MEMORY.md"}
 	subagentBootstrap = map[string]bool{"AGENTS.md": true, "TOOLS.md": true}
 )
 
@@ -420,6 +424,9 @@ func (b *builder) projectContext(ws *workspace, p Params) error {
 		}
 		if name == "MEMORY.md" && !p.MainSession {
 			continue // private memory never reaches groups or other sessions
+		}
+		if name == "BOOTSTRAP.md" && !p.MainSession {
+			continue // the first-run ritual is a talk with the owner, not a group
 		}
 		text, ok, err := ws.read(name)
 		if err != nil {

@@ -62,7 +62,8 @@ func testWorkspace(t *testing.T) string {
 		"memory/2026-06-13.md": "too old\n",
 		"memory/2026-06-14.md": "- Booked the dentist for Friday.\n",
 		"memory/2026-06-15.md": "- Ana asked for a packing list.\n",
-		"BOOTSTRAP.md":         "not a bootstrap file we read\n",
+		"BOOTSTRAP.md":         "First run: ask the user their name, then delete this file.\n",
+		"HEARTBEAT.md":         "not a bootstrap file we read\n",
 	})
 	return ws
 }
@@ -164,7 +165,7 @@ func TestMemoryOnlyInMainSession(t *testing.T) {
 		for _, n := range notes {
 			all.WriteString(n.Text)
 		}
-		for _, secret := range []string{"Lucía", "Booked the dentist", "packing list", "MEMORY.md\n\n"} {
+		for _, secret := range []string{"Lucía", "Booked the dentist", "packing list", "MEMORY.md\n\n", "ask the user their name"} {
 			if strings.Contains(all.String(), secret) != main {
 				t.Errorf("MainSession=%v: %q in prompt = %v", main, secret, !main)
 			}

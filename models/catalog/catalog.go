@@ -6,10 +6,18 @@
 // them to `openclaw models`.
 //
 // Choices where the spec was silent:
-//   - The catalog is catalog.json, embedded. Entries nobody could check
-//     against the real file carry verified:false, an approximate size and
-//     no sha256 (a hash is never invented). Pull then records the hash of
-//     what it downloaded and says it could not check it.
+//   - The catalog is catalog.json, embedded. Every entry carries the exact
+//     size and sha256 of its file — the Hugging Face LFS object at a named
+//     revision — and says where they come from (source): Hugging Face
+//     cannot be reached where the catalog is written, so each value was
+//     taken from public data that pins the same file (several independent
+//     projects, found through a GitHub code index), never invented. An
+//     entry whose hash could not be established that way is left out or
+//     replaced by a file whose hash could (SmolLM2: bartowski's GGUF
+//     instead of HuggingFaceTB's). Pull refuses a file that does not
+//     match. The format still allows verified:false with an approximate
+//     size and no sha256 (for a local catalog); pull then records the hash
+//     of what it downloaded and says it could not check it.
 //   - The registry is one JSON index, <modelsDir>/models.json, written
 //     atomically (temp file, fsync, rename, fsync of the directory). One
 //     process — the gateway — owns a models directory; the index is read
@@ -24,7 +32,11 @@
 //     the models directory. Paths must be absolute: the registry runs in
 //     the gateway, whose working directory means nothing to the user.
 //   - Pull writes <modelsDir>/<file>.part and resumes it with a Range
-//     request; a server that answers 200 instead of 206 restarts it. A
+//     request carrying If-Range (the strong ETag, else the Last-Modified of
+//     the response that started it, kept in <file>.part.json), so a file
+//     changed on the server restarts instead of being spliced; a server
+//     that answers 200 instead of 206 restarts it, and a .part without its
+//     record is started over. A
 //     failed or interrupted download keeps the .part for the next try; a
 //     checksum mismatch or a file that is not a usable GGUF deletes it.
 //     Plain http:// URLs are refused except on loopback (tests, local
@@ -72,9 +84,13 @@ type Model struct {
 	Size int64 `json:"size"`
 	// SHA256 of the file, hex; "" when unknown. Pull checks it when set.
 	SHA256 string `json:"sha256"`
-	// Verified is true when Size and SHA256 were checked against the real
-	// file.
-	Verified      bool   `json:"verified"`
+	// Verified is true when Size and SHA256 are the real file's exact
+	// values, established from Source; pull then refuses a file that
+	// differs.
+	Verified bool `json:"verified"`
+	// Source says where Size and SHA256 come from (the repository and
+	// revision, and who else pins the same values).
+	Source        string `json:"source,omitempty"`
 	ContextWindow int    `json:"contextWindow"` // tokens the model was trained for
 	Architecture  string `json:"architecture"`  // general.architecture
 	Quantization  string `json:"quantization"`
@@ -148,6 +164,8 @@ func (m Model) check() error {
 		return fmt.Errorf("sha256 %q is not 64 lowercase hex digits", m.SHA256)
 	case m.Verified && (m.SHA256 == "" || m.Size <= 0):
 		return fmt.Errorf("verified without a sha256 and a size")
+	case m.Verified && strings.TrimSpace(m.Source) == "":
+		return fmt.Errorf("verified without a source for its size and sha256")
 	case m.Size <= 0 || m.ContextWindow <= 0:
 		return fmt.Errorf("size and contextWindow must be positive")
 	}

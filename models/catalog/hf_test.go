@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -28,10 +29,13 @@ type hfServer struct {
 	files map[string][]byte // file name → content
 
 	mu          sync.Mutex
-	cutAfter    int64 // > 0: the next download sends only this many bytes, then drops the connection
-	ignoreRange bool  // answer 200 with the whole file to a Range request
-	stall       bool  // send 1000 bytes, then nothing until the test ends
+	cutAfter    int64     // > 0: the next download sends only this many bytes, then drops the connection
+	ignoreRange bool      // answer 200 with the whole file to a Range request
+	stall       bool      // send 1000 bytes, then nothing until the test ends
+	etag        bool      // send a strong ETag (the content's sha256)
+	modTime     time.Time // non-zero: send it as Last-Modified
 	ranges      []string
+	ifRanges    []string
 	stop        chan struct{}
 }
 
@@ -58,8 +62,11 @@ func (h *hfServer) seenRanges() []string {
 }
 
 func (h *hfServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.mu.Lock()
+	files := maps.Clone(h.files) // replace may change it while this runs
+	h.mu.Unlock()
 	if _, file, ok := strings.Cut(r.URL.Path, "/resolve/main/"); ok {
-		if _, exists := h.files[file]; !exists {
+		if _, exists := files[file]; !exists {
 			http.Error(w, "Entry not found", http.StatusNotFound)
 			return
 		}
@@ -67,16 +74,24 @@ func (h *hfServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	file, ok := strings.CutPrefix(r.URL.Path, "/cdn/")
-	data, exists := h.files[file]
+	data, exists := files[file]
 	if !ok || !exists {
 		http.NotFound(w, r)
 		return
 	}
 	h.mu.Lock()
 	h.ranges = append(h.ranges, r.Header.Get("Range"))
+	h.ifRanges = append(h.ifRanges, r.Header.Get("If-Range"))
 	cut, ignore, stall := h.cutAfter, h.ignoreRange, h.stall
+	etag, modTime := h.etag, h.modTime
 	h.cutAfter = 0
 	h.mu.Unlock()
+	if etag {
+		w.Header().Set("ETag", `"`+sum(data)+`"`)
+	}
+	if !modTime.IsZero() {
+		w.Header().Set("Last-Modified", modTime.UTC().Format(http.TimeFormat))
+	}
 	switch {
 	case stall:
 		w.Header().Set("Content-Length", strconv.Itoa(len(data)))
@@ -96,7 +111,21 @@ func (h *hfServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case ignore:
 		r.Header.Del("Range")
 	}
-	http.ServeContent(w, r, file, time.Time{}, strings.NewReader(string(data)))
+	http.ServeContent(w, r, file, modTime, strings.NewReader(string(data)))
+}
+
+// replace changes a file on the server (a new upload under the same name).
+func (h *hfServer) replace(file string, data []byte, modTime time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.files[file] = data
+	h.modTime = modTime
+}
+
+func (h *hfServer) seenIfRanges() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.ifRanges...)
 }
 
 func sum(data []byte) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -30,6 +31,12 @@ const userAgent = "openclaw-edge (model pull)"
 
 // PartSuffix ends the name of a download in progress.
 const PartSuffix = ".part"
+
+// ResumeSuffix ends the name of the file beside a .part that keeps the
+// validators (ETag, Last-Modified) of the response that started it: a
+// resume sends them as If-Range, so a file that changed on the server
+// restarts from zero instead of being spliced onto the old bytes.
+const ResumeSuffix = ".part.json"
 
 // Pull installs ref — a catalog name, or an https URL of a GGUF file — and
 // returns its entry; see PullAs.
@@ -192,31 +199,59 @@ func (r *Registry) fetch(ctx context.Context, src pullSource, dest string, progr
 		return "", err
 	}
 	if want != "" && sum != want {
-		os.Remove(part)
+		removePart(part)
 		return "", fmt.Errorf("checksum mismatch for %s: downloaded sha256 %s, the catalog says %s; the download was deleted: pull again, and if it repeats the catalog entry or the server is wrong",
 			src.name, sum, want)
 	}
 	if _, err := inspect(part); err != nil {
-		os.Remove(part)
+		removePart(part)
 		return "", fmt.Errorf("downloaded %s but it is not a usable model, so it was deleted: %w", src.url, err)
 	}
 	if err := os.Rename(part, dest); err != nil {
 		return "", fmt.Errorf("install %s: %w", dest, err)
 	}
+	os.Remove(resumeFile(part)) // done with; a leftover is only replaced
 	return sum, syncDir(r.dir)
+}
+
+// resumeFile is the validators file of a .part.
+func resumeFile(part string) string { return strings.TrimSuffix(part, PartSuffix) + ResumeSuffix }
+
+// removePart deletes a download in progress and its validators.
+func removePart(part string) {
+	os.Remove(part)
+	os.Remove(resumeFile(part))
 }
 
 // download fetches u into part, resuming it when it exists, and returns
 // the sha256 of the whole file. On failure the .part stays for a resume;
 // nothing is created before the server answers.
+//
+// A resume sends the validators of the response that started the .part as
+// If-Range (the strong ETag, else Last-Modified): a server whose file
+// changed answers 200 with the new file, which restarts the download
+// rather than appending new bytes to old ones. A .part without its
+// validators file (left by an older version, or damaged) is started over:
+// where it came from is unknown. A server that gave no validators is
+// resumed with a plain Range, as before (the catalog's sha256 still
+// guards catalog models).
 func (r *Registry) download(ctx context.Context, u, part string, progress func(done, total int64)) (string, error) {
+	meta := resumeFile(part)
 	h := sha256.New()
-	offset, err := hashPart(part, h)
-	if err != nil {
-		return "", err
+	val, known := readValidators(meta)
+	var offset int64
+	if known {
+		var err error
+		if offset, err = hashPart(part, h); err != nil {
+			return "", err
+		}
 	}
 	for attempt := 0; ; attempt++ {
-		resp, err := r.get(ctx, u, offset)
+		ifRange := ""
+		if offset > 0 {
+			ifRange = val.ifRange()
+		}
+		resp, err := r.get(ctx, u, offset, ifRange)
 		if err != nil {
 			return "", err
 		}
@@ -235,6 +270,15 @@ func (r *Registry) download(ctx context.Context, u, part string, progress func(d
 		if start == 0 && offset > 0 { // 200: the whole file again
 			offset = 0
 			h.Reset()
+		}
+		if start == 0 {
+			// A new .part: remember what it is a copy of before its
+			// first byte is written.
+			val = validatorsOf(resp)
+			if err := writeValidators(meta, val); err != nil {
+				resp.Body.Close()
+				return "", fmt.Errorf("pull %s: %w", u, err)
+			}
 		}
 		done, err := r.writePart(ctx, part, h, resp, offset, total, progress)
 		resp.Body.Close()
@@ -289,7 +333,7 @@ func (r *Registry) writePart(ctx context.Context, part string, h hash.Hash, resp
 
 var errRestart = errors.New("restart the download")
 
-func (r *Registry) get(ctx context.Context, u string, offset int64) (*http.Response, error) {
+func (r *Registry) get(ctx context.Context, u string, offset int64, ifRange string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, fmt.Errorf("pull %s: %w", u, err)
@@ -297,6 +341,9 @@ func (r *Registry) get(ctx context.Context, u string, offset int64) (*http.Respo
 	req.Header.Set("User-Agent", userAgent)
 	if offset > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+		if ifRange != "" {
+			req.Header.Set("If-Range", ifRange)
+		}
 	}
 	resp, err := r.client.Do(req)
 	if err != nil {
@@ -450,4 +497,78 @@ func diskFull(err error) error {
 		return fmt.Errorf("the disk is full (%w): free some space and try again", err)
 	}
 	return err
+}
+
+// validators identify the version of a file a .part is a copy of.
+type validators struct {
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"lastModified,omitempty"`
+}
+
+// ifRange is the If-Range value: the ETag when it is strong (RFC 9110
+// forbids a weak one there), else Last-Modified, else "" (no validator:
+// a plain Range).
+func (v validators) ifRange() string {
+	if v.ETag != "" && !strings.HasPrefix(v.ETag, "W/") {
+		return v.ETag
+	}
+	return v.LastModified
+}
+
+// maxValidator bounds what is kept of a server's header: a validator is
+// short, and a hostile server's kilobytes are not worth storing.
+const maxValidator = 512
+
+func validatorsOf(resp *http.Response) validators {
+	clean := func(s string) string {
+		s = strings.TrimSpace(s)
+		if len(s) > maxValidator || strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return "" // unusable as a header value: resume without it
+		}
+		return s
+	}
+	v := validators{ETag: clean(resp.Header.Get("ETag")), LastModified: clean(resp.Header.Get("Last-Modified"))}
+	if v.LastModified != "" {
+		if _, err := http.ParseTime(v.LastModified); err != nil {
+			v.LastModified = ""
+		}
+	}
+	return v
+}
+
+// readValidators reads a .part's validators; known is false when there
+// is no usable record (missing, unreadable, damaged): the .part is then of
+// unknown origin.
+func readValidators(path string) (v validators, known bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return v, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, 4*maxValidator))
+	if err != nil || json.Unmarshal(data, &v) != nil {
+		return validators{}, false
+	}
+	if len(v.ETag) > maxValidator || len(v.LastModified) > maxValidator {
+		return validators{}, false
+	}
+	return v, true
+}
+
+// writeValidators records v beside the .part (written before the .part
+// gets its first byte, so a .part never outlives its record).
+func writeValidators(path string, v validators) error {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, diskFull(err))
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
 }

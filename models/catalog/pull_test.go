@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"context"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,7 +165,9 @@ func TestPullResume(t *testing.T) {
 func TestPullRestart(t *testing.T) {
 	fx := newPullFixture(t, true)
 	part := filepath.Join(fx.reg.Dir(), fx.file+catalog.PartSuffix)
+	meta := filepath.Join(fx.reg.Dir(), fx.file+catalog.ResumeSuffix)
 	os.WriteFile(part, []byte(strings.Repeat("x", 5000)), 0o644)
+	os.WriteFile(meta, []byte(`{}`), 0o644) // a server that gave no validators
 	fx.hf.set(func(h *hfServer) { h.ignoreRange = true })
 	e, err := fx.reg.Pull(context.Background(), "stories", nil)
 	if err != nil {
@@ -179,7 +182,9 @@ func TestPullRestart(t *testing.T) {
 
 	fx = newPullFixture(t, true)
 	part = filepath.Join(fx.reg.Dir(), fx.file+catalog.PartSuffix)
+	meta = filepath.Join(fx.reg.Dir(), fx.file+catalog.ResumeSuffix)
 	os.WriteFile(part, fx.data, 0o644)
+	os.WriteFile(meta, []byte(`{}`), 0o644)
 	if _, err := fx.reg.Pull(context.Background(), "stories", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -189,9 +194,103 @@ func TestPullRestart(t *testing.T) {
 	// A .part longer than the file (it changed upstream) starts over.
 	fx = newPullFixture(t, true)
 	part = filepath.Join(fx.reg.Dir(), fx.file+catalog.PartSuffix)
+	meta = filepath.Join(fx.reg.Dir(), fx.file+catalog.ResumeSuffix)
 	os.WriteFile(part, append(append([]byte(nil), fx.data...), "extra"...), 0o644)
+	os.WriteFile(meta, []byte(`{}`), 0o644)
 	if e, err := fx.reg.Pull(context.Background(), "stories", nil); err != nil || e.SHA256 != sum(fx.data) {
 		t.Fatalf("Pull over a long .part = %+v, %v", e, err)
+	}
+	// A .part without its validators (an older version's, or a damaged
+	// record) is of unknown origin: it is started over, never resumed.
+	for _, record := range []string{"", "{not json"} {
+		fx = newPullFixture(t, true)
+		part = filepath.Join(fx.reg.Dir(), fx.file+catalog.PartSuffix)
+		meta = filepath.Join(fx.reg.Dir(), fx.file+catalog.ResumeSuffix)
+		os.WriteFile(part, fx.data[:5000], 0o644)
+		if record != "" {
+			os.WriteFile(meta, []byte(record), 0o644)
+		}
+		if e, err := fx.reg.Pull(context.Background(), "stories", nil); err != nil || e.SHA256 != sum(fx.data) {
+			t.Fatalf("record %q: Pull = %+v, %v", record, e, err)
+		}
+		if got := fx.hf.seenRanges(); len(got) != 1 || got[0] != "" {
+			t.Errorf("record %q: Range headers %q, want one download from zero", record, got)
+		}
+		if _, err := os.Stat(meta); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("record %q: validators left after the install: %v", record, err)
+		}
+	}
+}
+
+// TestPullIfRange: a resume carries the validator of the response that
+// started the .part as If-Range, so a file replaced on the server in the
+// meantime is downloaded again from zero — never spliced onto the old
+// bytes — both with a strong ETag and with Last-Modified only. A URL pull
+// (no catalog hash to catch a splice) must still end with the new file.
+func TestPullIfRange(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name string
+		etag bool
+		want func(data []byte) string // the If-Range of the resume
+	}{
+		{"etag", true, func(data []byte) string { return `"` + sum(data) + `"` }},
+		{"last-modified", false, func([]byte) string { return t0.Format(http.TimeFormat) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := readShared(t, "stories260K.gguf")
+			other := readShared(t, "llama-2-tiny-random.gguf")
+			hf := newHFServer(t, map[string][]byte{"model.gguf": data})
+			hf.set(func(h *hfServer) { h.etag, h.modTime, h.cutAfter = tc.etag, t0, 300_000 })
+			reg := newRegistry(t, catalog.Config{BaseURL: hf.srv.URL, HTTPClient: hf.srv.Client(), StallTimeout: 5 * time.Second})
+			u := hf.srv.URL + "/test/model-GGUF/resolve/main/model.gguf"
+			if _, err := reg.Pull(context.Background(), u, nil); err == nil {
+				t.Fatal("the cut download succeeded")
+			}
+			meta := filepath.Join(reg.Dir(), "model.gguf"+catalog.ResumeSuffix)
+			if _, err := os.Stat(meta); err != nil {
+				t.Fatalf("no validators beside the .part: %v", err)
+			}
+
+			// Unchanged on the server: the resume asks for the rest only.
+			e, err := reg.Pull(context.Background(), u, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := hf.seenRanges(); got[len(got)-1] != "bytes=300000-" {
+				t.Fatalf("Range headers %q", got)
+			}
+			if got := hf.seenIfRanges(); got[len(got)-1] != tc.want(data) {
+				t.Fatalf("If-Range %q, want %q", got[len(got)-1], tc.want(data))
+			}
+			if e.SHA256 != sum(data) {
+				t.Fatalf("resumed file sha256 %s, want the original's", e.SHA256)
+			}
+
+			// Changed on the server mid-download: the resume gets the new
+			// file whole.
+			if err := reg.Remove("model"); err != nil {
+				t.Fatal(err)
+			}
+			hf.set(func(h *hfServer) { h.cutAfter = 300_000 })
+			if _, err := reg.Pull(context.Background(), u, nil); err == nil {
+				t.Fatal("the cut download succeeded")
+			}
+			hf.replace("model.gguf", other, t0.Add(time.Hour))
+			e, err = reg.Pull(context.Background(), u, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.SHA256 != sum(other) || e.Size != int64(len(other)) {
+				t.Fatalf("after the server's file changed: sha256 %s size %d, want the new file's %s %d", e.SHA256, e.Size, sum(other), len(other))
+			}
+			if got := hf.seenIfRanges(); got[len(got)-1] != tc.want(data) {
+				t.Errorf("If-Range %q, want the first response's %q", got[len(got)-1], tc.want(data))
+			}
+			if _, err := os.Stat(meta); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("validators left after the install: %v", err)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,10 @@
 package catalog
 
-import "testing"
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
 
 func TestParseContentRange(t *testing.T) {
 	tests := []struct {
@@ -54,6 +58,24 @@ func FuzzNameFromFile(f *testing.F) {
 	f.Fuzz(func(t *testing.T, file string) {
 		if name := NameFromFile(file); name != "" && ValidName(name) != nil {
 			t.Fatalf("NameFromFile(%q) = %q: %v", file, name, ValidName(name))
+		}
+	})
+}
+
+// FuzzValidators: whatever ETag and Last-Modified a server sends, the
+// If-Range a resume would send is short, has no control characters, and
+// is never a weak ETag.
+func FuzzValidators(f *testing.F) {
+	for _, s := range [][2]string{{`"abc"`, "Fri, 01 May 2026 12:00:00 GMT"}, {`W/"x"`, ""}, {"a\r\nb", "not a date"}, {"", ""}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, etag, lastModified string) {
+		resp := &http.Response{Header: http.Header{}}
+		resp.Header["Etag"] = []string{etag}
+		resp.Header["Last-Modified"] = []string{lastModified}
+		v := validatorsOf(resp).ifRange()
+		if len(v) > maxValidator || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) || strings.HasPrefix(v, "W/") {
+			t.Fatalf("ifRange(%q, %q) = %q", etag, lastModified, v)
 		}
 	})
 }

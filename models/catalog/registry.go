@@ -441,6 +441,26 @@ func (r *Registry) add(e Entry, replace bool) error {
 	return nil
 }
 
+// ModelOf is the catalog entry describing the file at path (installed as
+// name, or configured by path): the one with the installed file's sha256,
+// else the one with its file name. The name alone is not enough: any GGUF
+// can be imported under a catalog name, and the entry's sampling
+// parameters and quirks belong to its file.
+func (r *Registry) ModelOf(name, path string) (Model, bool) {
+	if e, ok := r.Get(name); ok && e.SHA256 != "" {
+		if m, ok := r.matchHash(e.SHA256); ok {
+			return m, true
+		}
+	}
+	base := filepath.Base(path)
+	for _, m := range r.catalog {
+		if strings.EqualFold(m.File, base) {
+			return m, true
+		}
+	}
+	return Model{}, false
+}
+
 func (r *Registry) matchHash(sum string) (Model, bool) {
 	for _, m := range r.catalog {
 		if m.SHA256 != "" && m.SHA256 == sum {

@@ -273,11 +273,21 @@ func TestBuiltinCatalog(t *testing.T) {
 	if !ok || emb.Kind != catalog.KindEmbedding || emb.EmbeddingLength == 0 {
 		t.Errorf("DefaultEmbedding %q: %+v %v", catalog.DefaultEmbedding, emb, ok)
 	}
+	hashes := map[string]string{}
 	for _, m := range ms {
-		// Nobody could check these entries: a hash must never be made up.
-		if !m.Verified && m.SHA256 != "" {
-			t.Errorf("%s: unverified entry with a sha256", m.Name)
+		// Every entry carries its file's exact size and sha256, and says
+		// where they come from: a hash is never made up, so an entry
+		// without a citable one does not belong in the catalog.
+		if !m.Verified || m.SHA256 == "" || m.Size <= 0 {
+			t.Errorf("%s: verified %v, sha256 %q, size %d: want the exact values", m.Name, m.Verified, m.SHA256, m.Size)
 		}
+		if !strings.Contains(m.Source, "revision ") {
+			t.Errorf("%s: source %q does not name the revision the values belong to", m.Name, m.Source)
+		}
+		if other, dup := hashes[m.SHA256]; dup {
+			t.Errorf("%s and %s share sha256 %s", m.Name, other, m.SHA256)
+		}
+		hashes[m.SHA256] = m.Name
 		if !strings.HasPrefix(m.URL, "https://huggingface.co/") || !strings.Contains(m.URL, "/resolve/main/") {
 			t.Errorf("%s: URL %s is not a Hugging Face download URL", m.Name, m.URL)
 		}
@@ -296,6 +306,7 @@ func TestParse(t *testing.T) {
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"http://x/a.gguf"}]}`, "must be https"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","sha256":"XYZ"}]}`, "64 lowercase hex"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","verified":true,"size":1}]}`, "verified without"},
+		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","verified":true,"size":1,"contextWindow":1,"sha256":"` + strings.Repeat("a", 64) + `"}]}`, "without a source"},
 		{`{"models":[{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf"}]}`, "must be positive"},
 		{`{"models":[{"name":"a","bogus":1}]}`, "unknown field"},
 		{strings.Replace(`{"models":[M,M]}`, "M", `{"name":"a","kind":"chat","file":"a.gguf","url":"https://x/a.gguf","size":1,"contextWindow":1}`, 2), "appears twice"},
@@ -329,5 +340,48 @@ func TestNames(t *testing.T) {
 		if got := catalog.FormatSize(n); got != want {
 			t.Errorf("FormatSize(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestModelOf: the catalog entry of an installed model is found by its
+// file's sha256, else by its file name; a catalog name on another file
+// (stories260K imported as qwen3-1.7b, as the tests do) finds nothing, so
+// Qwen3's sampling parameters never reach a different model.
+func TestModelOf(t *testing.T) {
+	shared := gguftest.SharedModels(t)
+	data, err := os.ReadFile(filepath.Join(shared, "stories260K.gguf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat := []catalog.Model{
+		testModel("stories", "stories260K.gguf", data, sum(data)),
+		testModel("renamed", "other-name.gguf", data, ""),
+	}
+	cat[0].Params = map[string]float64{"temperature": 0.3}
+	r := newRegistry(t, catalog.Config{Catalog: cat})
+	// Imported under a name of its own, from a copy with another file name:
+	// the hash finds it.
+	dir := t.TempDir()
+	copyPath := filepath.Join(dir, "my-copy.gguf")
+	if err := os.WriteFile(copyPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Import(copyPath, "mine", false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := r.ModelOf("mine", copyPath); !ok || m.Name != "stories" || m.Params["temperature"] != 0.3 {
+		t.Errorf("ModelOf(mine) = %+v %v", m, ok)
+	}
+	// Configured by path, never imported: the file name finds it.
+	if m, ok := r.ModelOf("cfg", "/models/other-name.gguf"); !ok || m.Name != "renamed" {
+		t.Errorf("ModelOf by file name = %+v %v", m, ok)
+	}
+	// A catalog name on an unrelated file finds nothing.
+	tiny := filepath.Join(shared, "llama-2-tiny-random.gguf")
+	if _, err := r.Import(tiny, "stories-impostor", false); err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := r.ModelOf("stories-impostor", tiny); ok {
+		t.Errorf("an unrelated file got catalog entry %s", m.Name)
 	}
 }

@@ -36,6 +36,11 @@ func TestMain(m *testing.M) {
 			fmt.Println(err)
 		}
 		os.Exit(0)
+	case "sampler":
+		if err := runner.Serve(samplerEngine{}, os.Stdin, os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
 	case "fake":
 		if err := runner.Serve(slowEngine{}, os.Stdin, os.Stdout); err != nil {
 			os.Exit(1)

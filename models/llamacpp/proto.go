@@ -19,8 +19,10 @@ type Request struct {
 	TopK        int     `json:"topK,omitempty"`
 	TopP        float32 `json:"topP,omitempty"`
 	MinP        float32 `json:"minP,omitempty"`
-	Seed        uint32  `json:"seed,omitempty"`
-	Grammar     string  `json:"grammar,omitempty"` // GBNF constraining the sampler
+	// RepeatPenalty penalises tokens repeated in the last 64; 0 or 1: off.
+	RepeatPenalty float32 `json:"repeatPenalty,omitempty"`
+	Seed          uint32  `json:"seed,omitempty"`
+	Grammar       string  `json:"grammar,omitempty"` // GBNF constraining the sampler
 	// JSONSchema, when set, constrains the output to JSON matching it (the
 	// runner compiles it to a grammar; Grammar is then ignored).
 	JSONSchema string   `json:"jsonSchema,omitempty"`

@@ -27,6 +27,12 @@
 // token. The binding (ollama/llama v0.17.4) cannot save KV state to disk, so
 // a session evicted from its slot, or a model unloaded when idle, pays its
 // prompt again on the next turn.
+//
+// Sampling: each model gets the parameters its model card recommends (the
+// catalog entry's params, passed to Pool.ModelWith: temperature, top-p,
+// top-k, min-p, repeat penalty); what a model has none for keeps the pool's
+// defaults (temperature 0.7, top-k 40, top-p 0.9, min-p 0.05, no repeat
+// penalty), chosen where the spec was silent.
 package llamacpp
 
 import (
@@ -62,6 +68,49 @@ type Config struct {
 	// Sampling defaults for chat.
 	Temperature float32 // default 0.7; set NoSampling for greedy tests
 	Greedy      bool
+}
+
+// Sampling overrides the pool's sampling defaults for one model: the
+// parameters its model card recommends (the catalog's params). A nil field
+// keeps the default.
+type Sampling struct {
+	Temperature, TopP, MinP, RepeatPenalty *float32
+	TopK                                   *int
+}
+
+// SamplingFromParams reads the catalog's params ("temperature", "topP",
+// "topK", "minP", "repeatPenalty"); other keys are ignored.
+func SamplingFromParams(params map[string]float64) Sampling {
+	var s Sampling
+	f := func(k string) *float32 {
+		if v, ok := params[k]; ok {
+			x := float32(v)
+			return &x
+		}
+		return nil
+	}
+	s.Temperature, s.TopP, s.MinP, s.RepeatPenalty = f("temperature"), f("topP"), f("minP"), f("repeatPenalty")
+	if v, ok := params["topK"]; ok {
+		k := int(v)
+		s.TopK = &k
+	}
+	return s
+}
+
+// apply sets r's sampler from s where s says.
+func (s Sampling) apply(r *Request) {
+	set := func(dst *float32, v *float32) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&r.Temperature, s.Temperature)
+	set(&r.TopP, s.TopP)
+	set(&r.MinP, s.MinP)
+	set(&r.RepeatPenalty, s.RepeatPenalty)
+	if s.TopK != nil {
+		r.TopK = *s.TopK
+	}
 }
 
 // Pool owns the runner processes, one per model file.
@@ -101,6 +150,15 @@ func NewPool(cfg Config) *Pool {
 // for messages and errors (usually "local"), name the model's name.
 func (p *Pool) Model(provider, name, path string) *Provider {
 	return &Provider{pool: p, provider: provider, name: name, path: path}
+}
+
+// ModelWith is Model with the model's own sampling parameters, which
+// replace the pool's defaults (Config.Temperature, top-k 40, top-p 0.9,
+// min-p 0.05, no repeat penalty) field by field; Config.Greedy still wins.
+func (p *Pool) ModelWith(provider, name, path string, s Sampling) *Provider {
+	m := p.Model(provider, name, path)
+	m.sampling = s
+	return m
 }
 
 func (p *Pool) process(path string, opts RunnerOptions) *process {
@@ -157,6 +215,7 @@ type Provider struct {
 	pool           *Pool
 	provider, name string
 	path           string
+	sampling       Sampling // the model's own defaults (ModelWith)
 
 	once   sync.Once
 	meta   *gguf.File
@@ -256,6 +315,7 @@ func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit fun
 		Op: OpComplete, Session: req.SessionID, MaxTokens: req.MaxTokens,
 		Temperature: cfg.Temperature, TopK: 40, TopP: 0.9, MinP: 0.05,
 	}
+	m.sampling.apply(&base)
 	if cfg.Greedy {
 		base.Temperature = 0
 	}

@@ -141,9 +141,13 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 		}
 		grammar = string(g)
 	}
+	penalty := req.RepeatPenalty
+	if penalty <= 0 {
+		penalty = 1.0 // off
+	}
 	sp := llama.SamplingParams{
 		TopK: req.TopK, TopP: req.TopP, MinP: req.MinP, Temp: req.Temperature,
-		Seed: req.Seed, Grammar: grammar, RepeatLastN: 64, PenaltyRepeat: 1.0,
+		Seed: req.Seed, Grammar: grammar, RepeatLastN: 64, PenaltyRepeat: penalty,
 	}
 	if sp.Seed == 0 {
 		sp.Seed = math.MaxUint32 // llama.cpp: a random seed
