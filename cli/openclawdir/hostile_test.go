@@ -318,3 +318,12 @@ func TestNotAStore(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func zstdEncode(tb testing.TB, b []byte) []byte {
+	tb.Helper()
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return enc.EncodeAll(b, nil)
+}
