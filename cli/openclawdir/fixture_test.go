@@ -124,7 +124,7 @@ func TestFixtureSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sawReset, sawToolCall, sawToolResult, sawDeleted, sawLegacy, sawStringContent bool
+	var sawArchived, sawToolCall, sawToolResult, sawDeleted, sawLegacy, sawStringContent bool
 	for _, s := range ss {
 		t.Logf("%s key=%q id=%s archived=%v deleted=%v updated=%s", s.Source, s.Key, s.ID, s.Archived, s.Deleted, s.Updated.Format(time.RFC3339))
 		text, err := readAll(t, s)
@@ -139,9 +139,6 @@ func TestFixtureSessions(t *testing.T) {
 			t.Errorf("%s: no Updated", s.ID)
 		}
 		for _, l := range ls[1:] {
-			if l["type"] == "reset" {
-				sawReset = true
-			}
 			m, _ := l["message"].(map[string]any)
 			if _, ok := m["content"].(string); ok && m["role"] == "user" {
 				sawStringContent = true
@@ -161,6 +158,7 @@ func TestFixtureSessions(t *testing.T) {
 			if s.Deleted || !strings.HasPrefix(s.Key, "agent:main:") && !s.Archived {
 				t.Errorf("sqlite session %+v", s)
 			}
+			sawArchived = sawArchived || s.Archived && s.Key == "agent:main:main"
 			if ls[0]["version"] != 4.0 {
 				t.Errorf("%s: version %v", s.ID, ls[0]["version"])
 			}
@@ -170,9 +168,11 @@ func TestFixtureSessions(t *testing.T) {
 			sawLegacy = s.Key == "agent:main:telegram:dm:42" && s.ID == "6f1d2c3b-0a9e-4b8c-9d7e-5f4a3b2c1d0e" && ls[0]["version"] == 3.0
 		}
 	}
-	if !sawReset || !sawToolCall || !sawToolResult || !sawDeleted || !sawLegacy || !sawStringContent {
-		t.Errorf("reset %v toolCall %v toolResult %v deleted %v legacy %v string content %v",
-			sawReset, sawToolCall, sawToolResult, sawDeleted, sawLegacy, sawStringContent)
+	// No reset entry: `openclaw agent --local` never writes one (see
+	// regen.sh); the idle reset shows as an archived window instead.
+	if !sawArchived || !sawToolCall || !sawToolResult || !sawDeleted || !sawLegacy || !sawStringContent {
+		t.Errorf("archived %v toolCall %v toolResult %v deleted %v legacy %v string content %v",
+			sawArchived, sawToolCall, sawToolResult, sawDeleted, sawLegacy, sawStringContent)
 	}
 	// Without Deleted the archive is left out.
 	ss2, err := d.Sessions("main", SessionOptions{})

@@ -16,10 +16,15 @@
 # fake-replies.json) on 127.0.0.1:18089, points a fresh OpenClaw state dir at
 # it, and drives OpenClaw through its own CLI:
 #   1. agent --message hello                      (session agent:main:main)
-#   2. agent --message "What does my AGENTS.md say?"  (a tool call + a long,
-#      zstd-compressed reply)
-#   3. agent --message /new                       (a reset)
-#   4. agent --message "after the reset"
+#   2. agent --message "What does my AGENTS.md say?"  (a tool call of read;
+#      its 13 KB tool result is stored zstd-compressed)
+#   3. agent --message /new  (NB: `agent --local` sends "/new" to the model
+#      as plain text; only the reply pipeline of channels and the gateway
+#      chat appends a {"type":"reset"} entry)
+#   4. session.reset {mode: idle, idleMinutes: 1} in the config, a pause,
+#      then agent --message "after the reset": the idle reset starts a new
+#      session id for agent:main:main; the old one becomes an archived
+#      session_windows row
 #   5. agent --session-key agent:main:scratch --message …   (a second key)
 #   6. session.maintenance {mode: enforce, maxEntries: 1} and
 #      `sessions cleanup --enforce --active-key agent:main:main`, which prunes
@@ -83,15 +88,18 @@ oc() { timeout 600 node "$tools/oc/node_modules/openclaw/openclaw.mjs" "$@"; }
 oc agent --local --agent main --message "hello" --json > /dev/null
 oc agent --local --agent main --message "What does my AGENTS.md say?" --json > /dev/null
 oc agent --local --agent main --message "/new" --json > /dev/null
-oc agent --local --agent main --message "after the reset" --json > /dev/null
-oc agent --local --agent main --session-key agent:main:scratch --message "a throwaway session" --json > /dev/null
+t3=$(date +%s)
 python3 - "$work/state/openclaw.json" <<'PY'
 import sys
 p = sys.argv[1]
 s = open(p).read().rstrip()
 assert s.endswith('}')
-open(p, 'w').write(s[:-1] + '  session: { maintenance: { mode: "enforce", maxEntries: 1 } },\n}\n')
+open(p, 'w').write(s[:-1] + '  session: { reset: { mode: "idle", idleMinutes: 1 } },\n}\n')
 PY
+while [ $(( $(date +%s) - t3 )) -lt 70 ]; do sleep 5; done
+oc agent --local --agent main --message "after the reset" --json > /dev/null
+oc agent --local --agent main --session-key agent:main:scratch --message "a throwaway session" --json > /dev/null
+sed -i 's/session: { reset: { mode: "idle", idleMinutes: 1 } },/session: { reset: { mode: "idle", idleMinutes: 1 }, maintenance: { mode: "enforce", maxEntries: 1 } },/' "$work/state/openclaw.json"
 oc sessions cleanup --enforce --agent main --active-key agent:main:main --json > /dev/null
 
 # Copy what the reader reads; leave out device identity, logs, caches,
