@@ -290,8 +290,8 @@ func TestBadRows(t *testing.T) {
 		args         []any
 		want         string
 	}{
-		{"not json", `UPDATE transcript_events SET event_json = '{bad' WHERE event_json IS NOT NULL AND seq = 1`, nil, "seq 1: event is not valid JSON"},
-		{"two lines", `UPDATE transcript_events SET event_json = '{}' || char(10) || '{}' WHERE event_json IS NOT NULL AND seq = 1`, nil, "seq 1: event spans several lines"},
+		{"not json", `UPDATE transcript_events SET event_json = '{bad' WHERE event_json IS NOT NULL AND seq = 1 AND session_id = (SELECT min(session_id) FROM transcript_events)`, nil, "seq 1: event is not valid JSON"},
+		{"two lines", `UPDATE transcript_events SET event_json = '{}' || char(10) || '{}' WHERE event_json IS NOT NULL AND seq = 1 AND session_id = (SELECT min(session_id) FROM transcript_events)`, nil, "seq 1: event spans several lines"},
 		{"bad zstd", `UPDATE transcript_events SET event_zstd = x'28b52ffd00112233' WHERE event_zstd IS NOT NULL`, nil, "event_zstd"},
 		{"size lies", `UPDATE transcript_events SET event_utf8_bytes = event_utf8_bytes - 1 WHERE event_zstd IS NOT NULL`, nil, "event_utf8_bytes says"},
 		{"bomb", `UPDATE transcript_events SET event_zstd = ?, event_utf8_bytes = 1000 WHERE event_zstd IS NOT NULL`, []any{bomb}, "event_zstd"},

@@ -178,10 +178,9 @@ func (d *Dir) fileSessions(agentID string, opt SessionOptions) ([]Session, error
 		default:
 			return nil, herr
 		}
+		// An archive's key is known only while sessions.json still points
+		// at its id.
 		s.Key = keys[s.ID]
-		if s.Archived || s.Deleted {
-			s.Key = "" // the key now names another session
-		}
 		if t, ok := updated[s.ID]; ok && !s.Archived && !s.Deleted {
 			s.Updated = t
 		} else if fi, err := e.Info(); err == nil {
