@@ -150,13 +150,23 @@ func TestAdaptersIndependent(t *testing.T) {
 }
 
 // TestCLIDeps: the CLI links only the API client, wire types, vocabulary and
-// config — never storage, channels, models or the gateway.
+// config — never storage, channels, models or the gateway. SQLite is linked
+// for one job: cli/openclawdir reads a foreign OpenClaw store (issue 12's
+// migration), so only that package may import it.
 func TestCLIDeps(t *testing.T) {
 	pkgs := listPackages(t, "-deps", module+"/cli")
 	for _, p := range pkgs {
 		if strings.Contains(p.ImportPath, "bbolt") || strings.Contains(p.ImportPath, "bleve") || strings.Contains(p.ImportPath, "llama") ||
-			strings.Contains(p.ImportPath, "whatsmeow") || strings.Contains(p.ImportPath, "modernc.org/sqlite") || strings.Contains(p.ImportPath, "go-imap") {
+			strings.Contains(p.ImportPath, "whatsmeow") || strings.Contains(p.ImportPath, "go-imap") {
 			t.Errorf("the CLI links %s", p.ImportPath)
+		}
+		if !strings.HasPrefix(p.ImportPath, module+"/") || p.ImportPath == module+"/cli/openclawdir" {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if strings.HasPrefix(imp, "modernc.org/sqlite") {
+				t.Errorf("%s imports %s; only cli/openclawdir may (it reads OpenClaw's store)", rel(p.ImportPath), imp)
+			}
 		}
 	}
 }

@@ -141,7 +141,7 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			UptimeSeconds: 3723.4, RSSBytes: 25690112, StateDir: "/var/lib/openclaw", Socket: g.socket,
 			DefaultAgent: "main", Model: "local/qwen3-1.7b", Sessions: 2, LastModel: "ollama/llama3.2",
 			LastError: "local/qwen3-1.7b: unreachable", LastErrorAt: time.Now().Add(-2 * time.Hour),
-			MissingModels: []api.ModelProblem{{Model: "local/gemma3-1b", Agent: "main", Problem: "gemma3-1b is not installed: openclaw models pull gemma3-1b"}},
+			MissingModels:    []api.ModelProblem{{Model: "local/gemma3-1b", Agent: "main", Problem: "gemma3-1b is not installed: openclaw models pull gemma3-1b"}},
 			LocalRunnerError: noRunner,
 		})
 	case "GET " + api.PathSessions:

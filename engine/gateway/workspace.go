@@ -13,6 +13,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/transcript"
+	"github.com/openclaw-edge/edge/engine/workspace"
 )
 
 // serveWorkspaceFile writes one file into an agent's workspace (PUT
@@ -21,7 +22,9 @@ import (
 // followed, not even one inside it; the file is written to a temporary
 // name and renamed, so a reader (the memory index watches the workspace)
 // never sees half a file. ?dryRun=1 says what would happen. The same bytes already there are a no-op, so a
-// second migration changes nothing; a different file is kept unless
+// second migration changes nothing; a file still exactly as we seeded it
+// at first start (workspace.IsTemplate) is replaced, since it is ours, not
+// the user's; any other different file is kept unless
 // ?overwrite=1.
 func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
@@ -146,7 +149,7 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 			res.Action = api.FileUnchanged
 			return res, nil
 		}
-		if !overwrite {
+		if !overwrite && !workspace.IsTemplate(rel, old) {
 			return res, conflict("%s in the workspace differs from the one uploaded; nothing was written (pass overwrite to replace it)", rel)
 		}
 		res.Action = api.FileReplaced

@@ -73,6 +73,15 @@ func Template(name string) (string, error) {
 	return string(b), nil
 }
 
+// IsTemplate reports whether data is exactly our seeded text for the
+// workspace file rel: such a file is still ours, not the user's, so a
+// migration may replace it (an OpenClaw user's own SOUL.md wins over the
+// default we wrote at first start).
+func IsTemplate(rel string, data []byte) bool {
+	t, err := Template(rel)
+	return err == nil && t == string(data)
+}
+
 // Result says what Ensure did.
 type Result struct {
 	Written   []string // files created, in order
