@@ -32,6 +32,15 @@ package command
 //     differs is reported and left alone); workspace files are sent whole
 //     and the same bytes are a no-op; a different file here is kept unless
 //     --overwrite.
+//   - Security settings (securityConfigKeys: exec and tool policy, owners,
+//     channel access and tokens, routing, model endpoints, auth, memory
+//     paths, the agents list) are held back unless --include-security: an
+//     openclaw.json is outside input, and these decide who commands the
+//     box and where conversations go. A string with ${VAR} outside a
+//     secret field is never carried (the gateway expands it: a secret of
+//     the box's environment in a URL). Secrets cannot be compared once
+//     redacted, so a key holding one that is already set is skipped unless
+//     --overwrite, and the table says why.
 //   - A dry run asks the gateway too (session ids it has, workspace files
 //     with dryRun, config values), so its table says import or skip as
 //     --apply would.
@@ -106,6 +115,9 @@ type migrateItem struct {
 	Action    string `json:"action"`
 	Reason    string `json:"reason,omitempty"`
 	SessionID string `json:"sessionId,omitempty"`
+	// Value is a config key's value as carried, secrets redacted, so a
+	// dry run shows what would be set.
+	Value any `json:"value,omitempty"`
 }
 
 // migrateReport is the --json output of migrate.
@@ -131,6 +143,55 @@ var configNotCarried = map[string]string{
 
 type migrateOptions struct {
 	apply, deleted, overwrite, asJSON bool
+	security                          bool // --include-security
+}
+
+// securityConfigKeys are the config keys (and everything under them) that
+// decide who may command the box, what runs on it and where conversations
+// and secrets go: exec and tool policy, owner lists, channel access and
+// tokens, routing, model endpoints, auth profiles, memory's paths and
+// embedding endpoints. A hostile or stale openclaw.json must not change
+// them behind the user's back, so they are held back until the user has
+// read them and passes --include-security.
+var securityConfigKeys = []string{"tools", "commands", "channels", "bindings", "models.providers", "auth", "agents.defaults.memorySearch", "agents.list"}
+
+// securityKey reports whether key is, or lies under, a security key.
+func securityKey(key string) bool {
+	for _, k := range securityConfigKeys {
+		if key == k || strings.HasPrefix(key, k+".") || strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// envReference returns the path of the first string in v, outside a secret
+// field, that holds a ${VAR} reference: the gateway expands those in every
+// string, so "https://host/${ANTHROPIC_API_KEY}" as a base URL would send
+// a secret of the box's environment away.
+func envReference(path string, v any) string {
+	switch x := v.(type) {
+	case string:
+		if strings.Contains(x, "${") {
+			return path
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			if config.IsSecretKey(k) {
+				continue
+			}
+			if p := envReference(path+"."+k, x[k]); p != "" {
+				return p
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if p := envReference(fmt.Sprintf("%s.%d", path, i), e); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 func (a *app) migrateCmd() *cobra.Command {
@@ -145,7 +206,13 @@ paired box with --gateway:
   config      the openclaw.json sections OpenClaw Edge implements (models,
               auth, agents, session, tools, memory, commands, messages,
               bindings, channels), validated by the gateway; every other key
-              is listed as not migrated. Restart the gateway to apply it.
+              is listed as not migrated. Security settings — tools and exec
+              policy, commands (owners), channels, bindings, model
+              providers, auth, memory search, the agents list — are held
+              back until you have read them and pass --include-security;
+              a ${VAR} reference outside a secret field is never carried.
+              --json shows each value (secrets redacted). Restart the
+              gateway to apply it.
   workspace   AGENTS.md, SOUL.md, TOOLS.md, IDENTITY.md, USER.md,
               BOOTSTRAP.md, HEARTBEAT.md, MEMORY.md and memory/ of each agent.
   sessions    every session: the SQLite store, legacy sessions/*.jsonl and
@@ -162,6 +229,8 @@ Stop OpenClaw's gateway first if it uses the same chat channels: two
 gateways polling one bot token steal each other's messages.`,
 		Example: `  openclaw migrate openclaw                 # dry run of ~/.openclaw
   openclaw migrate openclaw --apply
+  openclaw migrate openclaw --json | jq '.items[] | select(.kind=="config")'
+  openclaw migrate openclaw --apply --include-security   # after reading the held-back settings
   openclaw migrate openclaw /backup/.openclaw --apply --deleted
   openclaw migrate openclaw --gateway pi --apply --json`,
 		Args:              usageArgs(cobra.MaximumNArgs(1)),
@@ -181,7 +250,8 @@ gateways polling one bot token steal each other's messages.`,
 	}
 	cmd.Flags().BoolVar(&opt.apply, "apply", false, "do it (default: a dry run that changes nothing)")
 	cmd.Flags().BoolVar(&opt.deleted, "deleted", false, "also import deleted-session archives (*.jsonl.deleted.*)")
-	cmd.Flags().BoolVar(&opt.overwrite, "overwrite", false, "replace workspace files that differ here")
+	cmd.Flags().BoolVar(&opt.overwrite, "overwrite", false, "replace workspace files that differ here, and set config keys holding secrets again")
+	cmd.Flags().BoolVar(&opt.security, "include-security", false, "also carry the security settings (tools and exec policy, owners, channels, bindings, model endpoints, auth, memory paths) after you have read them")
 	cmd.Flags().BoolVar(&opt.asJSON, "json", false, "print the result as JSON")
 	return group("migrate", "Move to OpenClaw Edge from another assistant", cmd)
 }
@@ -330,10 +400,30 @@ func (m *migration) config() error {
 		if err != nil {
 			return fmt.Errorf("encode config %s: %w", kv.key, err)
 		}
-		if cur, err := m.gw.ConfigGet(m.ctx, kv.key); err == nil && sameRedacted(kv.val, cur.Value) {
-			it.Action, it.Reason = actSkip, "already set to the same value"
+		it.Value = redactSecrets(kv.val, config.IsSecretKey(lastName(kv.key)))
+		if p := envReference(kv.key, kv.val); p != "" {
+			it.Action, it.Reason = actNotMigrated, fmt.Sprintf("%s holds a ${…} environment reference outside a secret field; set it by hand", p)
 			m.add(it)
 			continue
+		}
+		if securityKey(kv.key) && !m.opt.security {
+			it.Action, it.Reason = actNotMigrated, "security setting held back: read it in openclaw.json, then pass --include-security"
+			m.add(it)
+			continue
+		}
+		if cur, err := m.gw.ConfigGet(m.ctx, kv.key); err == nil && sameRedacted(kv.val, cur.Value) {
+			switch {
+			case !hasSecret(kv.key, kv.val):
+				it.Action, it.Reason = actSkip, "already set to the same value"
+				m.add(it)
+				continue
+			case !m.opt.overwrite:
+				// Two secrets read the same once redacted: say so
+				// rather than claim they are equal.
+				it.Action, it.Reason = actSkip, "set here; its secrets cannot be compared (pass --overwrite to set it again)"
+				m.add(it)
+				continue
+			}
 		} else if err != nil && !isNotFound(err) {
 			return fmt.Errorf("read config %s: %w", kv.key, err)
 		}
@@ -437,6 +527,15 @@ func (m *migration) stripWorkspaces(v any, src string) any {
 		out["list"] = nl
 	}
 	return out
+}
+
+// lastName is the last dotted name of key.
+func lastName(key string) string { return key[strings.LastIndex(key, ".")+1:] }
+
+// hasSecret reports whether v (the value of key) holds a secret field.
+func hasSecret(key string, v any) bool {
+	b, err := json.Marshal(redactSecrets(v, config.IsSecretKey(lastName(key))))
+	return err == nil && strings.Contains(string(b), config.Redacted)
 }
 
 // sameRedacted reports whether the gateway's (redacted) value cur equals v

@@ -158,7 +158,7 @@ func actions(rep *migrateReport) map[string]string {
 
 func TestMigrateDryRunApplyTwice(t *testing.T) {
 	src, gw := newFakeMigration()
-	dry := runMigration(t, src, gw, migrateOptions{})
+	dry := runMigration(t, src, gw, migrateOptions{security: true})
 	if len(gw.sets) != 0 || len(gw.imports) != 0 || len(gw.files) != 0 {
 		t.Fatalf("a dry run changed something: %v %v %v", gw.sets, gw.imports, gw.files)
 	}
@@ -182,7 +182,7 @@ func TestMigrateDryRunApplyTwice(t *testing.T) {
 		t.Error("deleted archives asked for without --deleted")
 	}
 
-	applied := runMigration(t, src, gw, migrateOptions{apply: true})
+	applied := runMigration(t, src, gw, migrateOptions{apply: true, security: true})
 	for k, v := range want {
 		if v == actImport {
 			want[k] = actImported
@@ -205,7 +205,7 @@ func TestMigrateDryRunApplyTwice(t *testing.T) {
 	}
 
 	// Twice: everything is skipped (secrets compared redacted).
-	again := runMigration(t, src, gw, migrateOptions{apply: true})
+	again := runMigration(t, src, gw, migrateOptions{apply: true, security: true})
 	for _, it := range again.Items {
 		if it.Action != actSkip && it.Action != actNotMigrated {
 			t.Errorf("second run: %s %s: %s (%s)", it.Kind, it.Name, it.Action, it.Reason)
@@ -278,5 +278,59 @@ func TestCountEntries(t *testing.T) {
 		if got, err := countEntries(strings.NewReader(in)); err != nil || got != want {
 			t.Errorf("countEntries(%.20q) = %d, %v; want %d", in, got, err, want)
 		}
+	}
+}
+
+// TestMigrateHoldsBackSecurity: without --include-security the settings
+// that decide who commands the box and where conversations go stay behind,
+// and say why; the others are carried.
+func TestMigrateHoldsBackSecurity(t *testing.T) {
+	src, gw := newFakeMigration()
+	rep := runMigration(t, src, gw, migrateOptions{apply: true})
+	got := map[string]migrateItem{}
+	for _, it := range rep.Items {
+		got[it.Kind+" "+it.Name] = it
+	}
+	for _, k := range []string{"config models.providers", "config agents.list"} {
+		if it := got[k]; it.Action != actNotMigrated || !strings.Contains(it.Reason, "--include-security") {
+			t.Errorf("%s: %s (%s), want held back", k, it.Action, it.Reason)
+		}
+	}
+	if it := got["config agents.defaults.userTimezone"]; it.Action != actImported {
+		t.Errorf("userTimezone: %s (%s)", it.Action, it.Reason)
+	}
+	for _, k := range gw.sets {
+		if securityKey(k) {
+			t.Errorf("set %s without --include-security", k)
+		}
+	}
+}
+
+func TestMigrateConfigGuards(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"models.providers", map[string]any{"x": map[string]any{"baseUrl": "https://evil/${ANTHROPIC_API_KEY}"}}, "models.providers.x.baseUrl"},
+		{"models.providers", map[string]any{"x": map[string]any{"apiKey": "${ANTHROPIC_API_KEY}"}}, ""},
+		{"agents.defaults.userTimezone", "${TZ}", "agents.defaults.userTimezone"},
+		{"channels.telegram", map[string]any{"allowFrom": []any{"a", "${X}"}}, "channels.telegram.allowFrom.1"},
+	} {
+		if got := envReference(tc.key, tc.v); got != tc.want {
+			t.Errorf("envReference(%s, %v) = %q, want %q", tc.key, tc.v, got, tc.want)
+		}
+	}
+	for key, want := range map[string]bool{
+		"tools": true, "tools.exec": true, "commands.ownerAllowFrom": true, "channels.telegram": true,
+		"models.providers": true, "agents.defaults.memorySearch": true, "agents": true, "agents.list": true,
+		"agents.defaults.userTimezone": false, "session": false, "messages": false, "models.local": false,
+	} {
+		if got := securityKey(key); got != want {
+			t.Errorf("securityKey(%s) = %v, want %v", key, got, want)
+		}
+	}
+	if !hasSecret("models.providers", map[string]any{"x": map[string]any{"apiKey": "k"}}) || hasSecret("session", map[string]any{"reset": "x"}) {
+		t.Error("hasSecret")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/transcript"
@@ -62,9 +63,18 @@ func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
 	api.WriteJSON(w, http.StatusOK, res)
 }
 
+// workspaceFileNames are the files of the workspace root this API writes:
+// the bootstrap files and the memory notes — what a migration brings, and
+// nothing the gateway would run or load as a skill (skills/, scripts).
+var workspaceFileNames = map[string]bool{
+	"AGENTS.md": true, "SOUL.md": true, "TOOLS.md": true, "IDENTITY.md": true, "USER.md": true,
+	"BOOTSTRAP.md": true, "HEARTBEAT.md": true, "MEMORY.md": true, "memory.md": true,
+}
+
 // checkWorkspacePath accepts a clean, relative, slash-separated path of
 // printable names, none of them hidden (dot files are not workspace
-// content, and .git and the like must not be written by a migration).
+// content, and .git and the like must not be written by a migration): one
+// of workspaceFileNames, or a Markdown note under memory/.
 func checkWorkspacePath(rel string) error {
 	switch {
 	case rel == "":
@@ -88,6 +98,9 @@ func checkWorkspacePath(rel string) error {
 			}
 		}
 	}
+	if !workspaceFileNames[rel] && !(strings.HasPrefix(rel, "memory/") && strings.HasSuffix(rel, ".md")) {
+		return fmt.Errorf("path %q is not a bootstrap file (AGENTS.md, SOUL.md, TOOLS.md, IDENTITY.md, USER.md, BOOTSTRAP.md, HEARTBEAT.md, MEMORY.md) or a note memory/….md", rel)
+	}
 	return nil
 }
 
@@ -102,7 +115,7 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 			res.Action = api.FileCreated
 			return res, nil
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, fmt.Errorf("create the workspace %s: %w", dir, err)
 	}
 	root, err := os.OpenRoot(dir)
@@ -123,7 +136,7 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 			res.Action = api.FileCreated
 			return res, nil
 		case errors.Is(err, fs.ErrNotExist):
-			if err := root.Mkdir(sub, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			if err := root.Mkdir(sub, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 				return res, fmt.Errorf("create %s in the workspace: %w", sub, err)
 			}
 		case err != nil:
@@ -141,7 +154,9 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 	case !fi.Mode().IsRegular():
 		return res, conflict("cannot write %s: it is a symlink or not a regular file in the workspace; nothing was written", rel)
 	default:
-		old, err := root.ReadFile(rel)
+		// Read at most one byte more than the upload: a longer file
+		// differs, and a huge file the agent wrote is never loaded whole.
+		old, err := readAtMost(root, rel, int64(len(data))+1)
 		if err != nil {
 			return res, fmt.Errorf("read %s in the workspace: %w", rel, err)
 		}
@@ -158,7 +173,8 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 		return res, nil
 	}
 	tmp := rel + ".tmp-" + transcript.NewID()
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	// 0600 like the files the gateway seeds: notes and USER.md are private.
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return res, fmt.Errorf("write %s in the workspace: %w", rel, err)
 	}
@@ -177,4 +193,15 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 		return res, fmt.Errorf("write %s in the workspace: %w", rel, err)
 	}
 	return res, nil
+}
+
+// readAtMost reads up to n bytes of the file rel in root, without
+// following a symlink at rel.
+func readAtMost(root *os.Root, rel string, n int64) ([]byte, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
 }
