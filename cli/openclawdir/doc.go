@@ -34,12 +34,17 @@
 //     <sessionId>.jsonl.reset.<stamp> and <sessionId>.jsonl.deleted.<stamp>,
 //     with .zst when compressed (one zstd frame of the whole JSONL), where
 //     <stamp> is an ISO time with '-' for ':' (2026-11-26T10-41-03.123Z),
-//     optionally followed by .<32 hex>. Session maintenance (pruning) writes
-//     the deleted archives.
+//     optionally followed by .<32 hex>. Session maintenance (pruning) and
+//     the gateway's sessions.delete write the deleted archives (the
+//     fixture has one of each kind of name).
 //
 // Version 4 transcripts: user content may be a plain string; a /new or
-// /reset appends {"type":"reset","reason":"new"|…} to the same session;
-// entry ids are UUIDs; messages carry extra fields (__openclaw,
+// /reset that reaches the gateway's reply pipeline appends
+// {"type":"reset","id":…,"parentId":…,"timestamp":…,"reason":"new"|…} to
+// the same session, which goes on after it (seen in a real run: the
+// fixture's agent:main:webchat); `openclaw agent --local` instead sends
+// "/new" to the model as text. Entry ids are UUIDs, but the reset entry's
+// is 8 hex digits; messages carry extra fields (__openclaw,
 // idempotencyKey, usage.cost, …). Session.Open yields the lines exactly as
 // stored, so every value survives.
 //

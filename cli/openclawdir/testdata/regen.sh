@@ -9,7 +9,8 @@
 #
 # How long: the install unpacks ~550 MB (10–40 minutes on a busy 2-core
 # machine; skipped when $OC_TOOLS already has it); each OpenClaw turn takes
-# 1–4 minutes there (OpenClaw starts slowly), about 20 minutes in all.
+# 1–4 minutes there (OpenClaw starts slowly; the gateway takes a minute or
+# two to start), about 25 minutes in all.
 #
 # What it does: starts the repo's fake OpenAI-compatible model
 # (models/openai/openaitest/fakeopenai, replies scripted in
@@ -27,13 +28,23 @@
 #      session_windows row
 #   5. agent --session-key agent:main:scratch --message …   (a second key)
 #   6. agent --message "back after a break": another idle reset
-#   7. the deleted-session archive: `openclaw sessions cleanup` needs a
-#      running, authenticated gateway, and maintenance during `agent --local`
-#      pruned nothing, so mkdeleted.mjs writes the scratch session's JSONL
-#      (as the store holds it) with OpenClaw's own archive code
-#      (encodeSessionArchiveContent, formatSessionArchiveTimestamp from its
-#      dist): agents/main/sessions/<id>.jsonl.deleted.<stamp>.zst. The
-#      scratch session thus stays in the store too.
+#   7. through a real gateway (`gateway run`, token auth, loopback port
+#      $OC_GATEWAY_PORT, default 18795; the idle reset is first lengthened
+#      to a day so that it cannot fire between these turns): `agent`
+#      WITHOUT --local on key agent:main:webchat sends "hello through the
+#      gateway", "/new" and "a fresh start". The gateway's agent method
+#      treats "/new" as a reset: it appends {"type":"reset","reason":"new",
+#      "id":<8 hex>,"parentId":…,"timestamp":…} to the SAME session (same
+#      id, key unchanged; no firstKeptEntryId) and the next turn goes on in it.
+#   8. `agent` on key agent:main:doomed, then `gateway call sessions.delete
+#      {"key":"agent:main:doomed"}`: OpenClaw drops that session from the
+#      store and writes its own archive
+#      agents/main/sessions/<id>.jsonl.deleted.<stamp>.<32 hex>.zst.
+#   9. a second deleted archive, of a session the store still holds:
+#      mkdeleted.mjs writes the scratch session's JSONL (as the store holds
+#      it) with OpenClaw's own archive code (encodeSessionArchiveContent,
+#      formatSessionArchiveTimestamp from its dist):
+#      agents/main/sessions/<id>.jsonl.deleted.<stamp>.zst.
 # Then it copies the parts of the state dir the reader needs into
 # openclaw-home/ (the store is VACUUMed INTO a copy, which also folds in its
 # WAL; nothing else of it is changed), and adds by hand what 2026.9 no longer
@@ -62,7 +73,9 @@ fi
 
 work=$(mktemp -d)
 fake=
-trap '[ -n "$fake" ] && kill "$fake" 2>/dev/null; rm -rf "$work"' EXIT
+gw=
+gwport=${OC_GATEWAY_PORT:-18795}
+trap '[ -n "$gw" ] && kill "$gw" 2>/dev/null && wait "$gw"; [ -n "$fake" ] && kill "$fake" 2>/dev/null; rm -rf "$work"' EXIT
 mkdir -p "$work/home" "$work/state"
 export HOME=$work/home OPENCLAW_STATE_DIR=$work/state
 
@@ -106,6 +119,27 @@ oc agent --local --agent main --session-key agent:main:scratch --message "a thro
 t5=$(date +%s)
 while [ $(( $(date +%s) - t5 )) -lt 70 ]; do sleep 5; done
 oc agent --local --agent main --message "back after a break" --json > /dev/null
+
+# Steps 7 and 8: a real gateway; its agent method runs the reply pipeline
+# that turns "/new" into a reset entry, and sessions.delete archives.
+python3 - "$work/state/openclaw.json" "$gwport" <<'PY'
+import sys
+p, port = sys.argv[1], sys.argv[2]
+s = open(p).read().replace('idleMinutes: 1 }', 'idleMinutes: 1440 }').rstrip()
+assert s.endswith('}') and 'idleMinutes: 1440 }' in s
+open(p, 'w').write(s[:-1] + '  gateway: { mode: "local", port: %s, bind: "loopback", auth: { mode: "token", token: "regen-token-not-a-secret" } },\n}\n' % port)
+PY
+node "$tools/oc/node_modules/openclaw/openclaw.mjs" gateway run > "$work/gateway.log" 2>&1 &
+gw=$!
+# It starts slowly (a minute or more on a busy machine).
+for _ in $(seq 300); do (echo > "/dev/tcp/127.0.0.1/$gwport") 2>/dev/null && break; sleep 2; done
+oc agent --agent main --session-key agent:main:webchat --message "hello through the gateway" --json > /dev/null
+oc agent --agent main --session-key agent:main:webchat --message "/new" --json > /dev/null
+oc agent --agent main --session-key agent:main:webchat --message "a fresh start" --json > /dev/null
+oc agent --agent main --session-key agent:main:doomed --message "delete me" --json > /dev/null
+oc gateway call sessions.delete --params '{"key":"agent:main:doomed"}' --json > /dev/null
+kill "$gw" && wait "$gw" || true # a clean shutdown takes a few seconds
+gw=
 mkdir -p "$work/state/agents/main/sessions"
 (cd "$repo" && go run ./cli/openclawdir/testdata/vacuum "$work/state/agents/main/agent/openclaw-agent.sqlite" "$work/store.sqlite")
 sid=$(sqlite3 "$work/store.sqlite" "SELECT current_session_id FROM session_nodes WHERE session_key = 'agent:main:scratch'")
@@ -116,7 +150,7 @@ node "$here/mkdeleted.mjs" "$tools/oc/node_modules/openclaw/dist" "$work/scratch
 # the shared gateway store and the workspace's git folder.
 rm -rf "$out"
 mkdir -p "$out/agents/main/agent" "$out/agents/main/sessions" "$out/workspace/memory"
-sed "s/127.0.0.1:$port/127.0.0.1:18089/" "$work/state/openclaw.json" > "$out/openclaw.json"
+sed -e "s/127.0.0.1:$port/127.0.0.1:18089/" -e "s/port: $gwport,/port: 18795,/" "$work/state/openclaw.json" > "$out/openclaw.json"
 (cd "$repo" && go run ./cli/openclawdir/testdata/vacuum "$work/state/agents/main/agent/openclaw-agent.sqlite" "$out/agents/main/agent/openclaw-agent.sqlite")
 cp "$work/state/agents/main/sessions/"*.deleted.* "$out/agents/main/sessions/"
 for f in "$work/state/workspace/"*.md; do cp "$f" "$out/workspace/"; done
