@@ -21,7 +21,7 @@ import (
 // dir the real OpenClaw 2026.9 wrote (cli/openclawdir/testdata/regen.sh):
 // `openclaw migrate openclaw DIR --apply --deleted` through a real gateway
 // imports every session — the SQLite store's v4 transcripts (a tool call, a
-// zstd-compressed event, archived windows of one key), the legacy JSONL
+// zstd-compressed event, a /new reset entry, archived windows of one key), the legacy JSONL
 // session and the deleted-session archive — and each exports back (in its own version)
 // value for value, line by line, against what the reader read. A second
 // --apply imports nothing.
@@ -82,7 +82,7 @@ func TestMigrateRealOpenClaw(t *testing.T) {
 	}
 	cl := client.New(m.Socket)
 	var sources = map[string]bool{}
-	var sawToolCall bool
+	var sawToolCall, sawReset bool
 	for _, s := range sessions {
 		sources[s.Source] = true
 		rc, err := s.Open()
@@ -95,6 +95,7 @@ func TestMigrateRealOpenClaw(t *testing.T) {
 			t.Fatalf("%s: %v", s.ID, err)
 		}
 		sawToolCall = sawToolCall || bytes.Contains(want, []byte(`"toolCall"`))
+		sawReset = sawReset || bytes.Contains(want, []byte(`"type":"reset"`))
 		key := keys[s.ID]
 		if key == "" {
 			t.Errorf("session %s (%s) was not imported", s.ID, s.Source)
@@ -130,8 +131,8 @@ func TestMigrateRealOpenClaw(t *testing.T) {
 			t.Errorf("the fixture has no %s session", src)
 		}
 	}
-	if !sawToolCall {
-		t.Error("no session in the fixture holds a tool call")
+	if !sawToolCall || !sawReset {
+		t.Errorf("the fixture lacks a tool call (%v) or a reset entry (%v)", sawToolCall, sawReset)
 	}
 
 	again := migrate()

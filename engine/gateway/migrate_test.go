@@ -102,6 +102,13 @@ func TestWorkspaceFile(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(h.workspace, "memory", "2026", "notes.md")); string(b) != "milk" {
 		t.Errorf("file = %q", b)
 	}
+	// Private, like the files the gateway seeds.
+	if fi, err := os.Stat(filepath.Join(h.workspace, "memory", "2026", "notes.md")); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("file mode = %v, %v; want 0600", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(filepath.Join(h.workspace, "memory", "2026")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("folder mode = %v, %v; want 0700", fi.Mode(), err)
+	}
 	if res, err := put("memory/2026/notes.md", "milk", false); err != nil || res.Action != api.FileUnchanged {
 		t.Errorf("same again = %+v, %v", res, err)
 	}
@@ -121,13 +128,13 @@ func TestWorkspaceFile(t *testing.T) {
 
 	// Links are never followed, not even inside the workspace.
 	outside := t.TempDir()
-	if err := os.Symlink(outside, filepath.Join(h.workspace, "linkdir")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(h.workspace, "memory", "linkdir")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(outside, "target.md"), filepath.Join(h.workspace, "link.md")); err != nil {
+	if err := os.Symlink(filepath.Join(outside, "target.md"), filepath.Join(h.workspace, "USER.md")); err != nil {
 		t.Fatal(err)
 	}
-	for _, rel := range []string{"linkdir/x.md", "link.md"} {
+	for _, rel := range []string{"memory/linkdir/x.md", "USER.md"} {
 		if _, err := put(rel, "x", true); !errors.As(err, &ae) || ae.Code != api.CodeConflict || !strings.Contains(ae.Message, "symlink") {
 			t.Errorf("%s: %v, want a conflict naming the symlink", rel, err)
 		}
@@ -146,16 +153,20 @@ func TestWorkspaceFile(t *testing.T) {
 		"a//b.md":        "not clean",
 		"a/b.md\x00":     "control character",
 		"memory/\x1b.md": "control character",
+		// Only bootstrap files and memory notes: never a skill or a script.
+		"skills/x/SKILL.md": "not a bootstrap file",
+		"notes.md":          "not a bootstrap file",
+		"memory/run.sh":     "not a bootstrap file",
 	} {
 		if _, err := put(rel, "x", false); !errors.As(err, &ae) || ae.Code != api.CodeBadRequest || !strings.Contains(ae.Message, want) {
 			t.Errorf("path %q: %v, want %q", rel, err, want)
 		}
 	}
 	big := strings.Repeat("x", api.MaxWorkspaceFile+1)
-	if _, err := put("big.md", big, false); err == nil || !strings.Contains(err.Error(), "larger than 8 MiB") {
+	if _, err := put("memory/big.md", big, false); err == nil || !strings.Contains(err.Error(), "larger than 8 MiB") {
 		t.Errorf("big file: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(h.workspace, "big.md")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(h.workspace, "memory", "big.md")); !os.IsNotExist(err) {
 		t.Errorf("big file written: %v", err)
 	}
 }

@@ -57,7 +57,7 @@ func (g *Gateway) serveWorkspaceFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res.Agent = ag.ID
-	if res.Action != api.FileUnchanged {
+	if res.Action != api.FileUnchanged && !dryRun {
 		g.log.Info("wrote a workspace file", "agent", ag.ID, "path", rel, "bytes", len(data), "action", res.Action)
 	}
 	api.WriteJSON(w, http.StatusOK, res)
@@ -156,7 +156,11 @@ func writeWorkspaceFile(dir, rel string, data []byte, overwrite, dryRun bool) (a
 	default:
 		// Read at most one byte more than the upload: a longer file
 		// differs, and a huge file the agent wrote is never loaded whole.
-		old, err := readAtMost(root, rel, int64(len(data))+1)
+		limit := int64(len(data)) + 1
+		if t, err := workspace.Template(rel); err == nil && int64(len(t))+1 > limit {
+			limit = int64(len(t)) + 1 // enough to recognise our seeded text
+		}
+		old, err := readAtMost(root, rel, limit)
 		if err != nil {
 			return res, fmt.Errorf("read %s in the workspace: %w", rel, err)
 		}
