@@ -29,7 +29,9 @@ var (
 	// MaxSessionBytes bounds one transcript as Session.Open yields it
 	// (after decompression).
 	MaxSessionBytes int64 = 256 << 20
-	// MaxDatabaseBytes bounds the SQLite store (and its WAL) copied to read.
+	// MaxDatabaseBytes bounds what one Dir copies of the SQLite stores
+	// (and their WALs) to read them: all agents together, so many agents
+	// cannot fill the disk.
 	MaxDatabaseBytes int64 = 8 << 30
 	// MaxIndexBytes bounds a legacy sessions.json.
 	MaxIndexBytes int64 = 64 << 20
@@ -42,6 +44,7 @@ type Dir struct {
 
 	mu     sync.Mutex
 	tmp    string         // private copies of SQLite stores, removed by Close
+	copied int64          // bytes copied into tmp, at most MaxDatabaseBytes
 	dbs    map[string]*db // by agent id
 	closed bool
 }
@@ -71,6 +74,7 @@ func Open(dir string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("OpenClaw state dir: %w", err)
 	}
+	sweepStaleCopies(time.Now())
 	d := &Dir{path: abs, root: root, dbs: map[string]*db{}}
 	if !d.exists(configName) && !d.exists(configName5) && !d.isDir("agents") {
 		root.Close()
@@ -404,14 +408,24 @@ func openCapped(dir, rel string, limit int64) (io.ReadCloser, error) {
 	return openInRoot(root, dir, rel, limit)
 }
 
-func openInRoot(root *os.Root, dir, rel string, limit int64) (io.ReadCloser, error) {
+func openInRoot(root *os.Root, dir, rel string, limit int64) (*cappedFile, error) {
 	name := filepath.Join(dir, filepath.FromSlash(rel))
 	if fi, err := root.Lstat(rel); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	} else if fi.Mode()&fs.ModeSymlink != 0 {
 		return nil, fmt.Errorf("%s is a symbolic link; only plain files are read", name)
+	} else if !fi.Mode().IsRegular() {
+		// open(2) of a FIFO waits for a writer forever, and opening a
+		// device may act on it: refuse before opening.
+		return nil, notPlain(name, fi.Mode())
 	}
-	f, err := root.Open(rel)
+	if testHookBeforeOpen != nil {
+		testHookBeforeOpen(name)
+	}
+	// O_NONBLOCK: the file may have been swapped for a FIFO since the
+	// Lstat; then open returns at once and the Stat below refuses it. It
+	// changes nothing for a regular file.
+	f, err := root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -422,19 +436,41 @@ func openInRoot(root *os.Root, dir, rel string, limit int64) (io.ReadCloser, err
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("%s is not a plain file", name)
+		return nil, notPlain(name, fi.Mode())
 	}
 	if fi.Size() > limit {
 		f.Close()
 		return nil, fmt.Errorf("%s is %d bytes, more than the %d this reads", name, fi.Size(), limit)
 	}
-	return &cappedFile{f: f, name: name, left: limit}, nil
+	return &cappedFile{f: f, name: name, left: limit, size: fi.Size()}, nil
+}
+
+// testHookBeforeOpen, when set, runs between openInRoot's Lstat and its
+// open, so a test can swap the file.
+var testHookBeforeOpen func(name string)
+
+// notPlain says what a file that is not a regular file is, so the user
+// knows why it is refused.
+func notPlain(name string, m fs.FileMode) error {
+	kind := "not a plain file"
+	switch {
+	case m.IsDir():
+		kind = "a folder, not a plain file"
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO), not a plain file"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket, not a plain file"
+	case m&fs.ModeDevice != 0:
+		kind = "a device, not a plain file"
+	}
+	return fmt.Errorf("%s is %s; only plain files are read", name, kind)
 }
 
 type cappedFile struct {
 	f    *os.File
 	name string
 	left int64
+	size int64 // when opened
 	over bool
 }
 

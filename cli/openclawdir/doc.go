@@ -52,7 +52,22 @@
 //   - The SQLite store and its -wal are copied to a private temporary folder
 //     (removed by Close) and opened there: SQLite needs a -shm file beside a
 //     WAL database even to read it, and the user's folder must not change.
-//     The copy is bounded by MaxDatabaseBytes.
+//     The copies of all agents' stores of one Dir together are bounded by
+//     MaxDatabaseBytes; a file that does not begin with SQLite's magic is
+//     refused before it is copied; a failed open removes its copy at once,
+//     and Open sweeps this user's copy folders (openclaw-migrate-*) left
+//     untouched for a day by a run that died before Close.
+//   - The copy is opened with trusted_schema off and query_only on;
+//     session_windows, transcript_events and (when present) session_nodes
+//     must be ordinary tables, not views or virtual tables, whose code
+//     would run on every read. session_nodes stays optional, as before.
+//   - An event longer than MaxEventBytes (event_json or event_zstd) and a
+//     session id or key longer than 4 KiB are refused by their length,
+//     read with octet_length, before their value is loaded.
+//   - Only regular files are opened: a FIFO, socket, device or folder
+//     where a file is read is refused from its Lstat, naming it, and the
+//     open itself uses O_NONBLOCK and checks the opened file again, so a
+//     FIFO swapped in between cannot block the read.
 //   - Everything is read through os.Root: a symbolic link that leaves the
 //     state dir is refused with an error naming it; symbolic links in a
 //     workspace and in sessions/ are skipped; workspace files are read with

@@ -3,6 +3,7 @@ package openclawdir
 import (
 	"bytes"
 	"database/sql"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -326,4 +327,176 @@ func zstdEncode(tb testing.TB, b []byte) []byte {
 		tb.Fatal(err)
 	}
 	return enc.EncodeAll(b, nil)
+}
+
+// storePath is the main agent's store under dir.
+func storePath(dir string) string {
+	return filepath.Join(dir, "agents/main/agent/openclaw-agent.sqlite")
+}
+
+// execStore runs statements on the store at p.
+func execStore(t *testing.T, p string, stmts ...string) {
+	t.Helper()
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	w, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, q := range stmts {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestStoreRefused: stores that are not what they claim are refused with
+// a clear error, and leave no copy behind.
+func TestStoreRefused(t *testing.T) {
+	const (
+		nodes   = `CREATE TABLE session_nodes (session_key TEXT, current_session_id TEXT)`
+		windows = `CREATE TABLE session_windows (session_id TEXT, session_key TEXT)`
+		events  = `CREATE TABLE transcript_events (session_id TEXT, seq INTEGER, event_json TEXT)`
+	)
+	for _, tc := range []struct {
+		name  string
+		body  string   // raw file content, when set
+		stmts []string // else the schema
+		want  string
+	}{
+		{"empty file", "\x00", nil, "is not a SQLite database"},
+		{"text", "SQLite format 2\x00 and more", nil, `does not begin with "SQLite format 3"`},
+		{"short", "SQLite", nil, "is not a SQLite database"},
+		{"windows view", "", []string{nodes, events, `CREATE TABLE w (session_id, session_key)`, `CREATE VIEW session_windows AS SELECT * FROM w`}, `session_windows is a "view", not a table`},
+		{"events view", "", []string{nodes, windows, `CREATE TABLE e (session_id, seq, event_json)`, `CREATE VIEW transcript_events AS SELECT * FROM e`}, `transcript_events is a "view", not a table`},
+		{"nodes view", "", []string{windows, events, `CREATE VIEW session_nodes AS SELECT 1 AS session_key, 2 AS current_session_id`}, `session_nodes is a "view", not a table`},
+		{"case", "", []string{nodes, events, `CREATE TABLE w (session_id, session_key)`, `CREATE VIEW Session_Windows AS SELECT * FROM w`}, `session_windows is a "view", not a table`},
+		{"virtual", "", []string{nodes, windows, `CREATE VIRTUAL TABLE transcript_events USING fts5(session_id, seq, event_json)`}, "transcript_events is a virtual or unusual table"},
+		{"missing", "", []string{nodes, windows}, "no session_windows and transcript_events tables"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TMPDIR", t.TempDir())
+			dir := t.TempDir()
+			if tc.stmts == nil {
+				writeFile(t, dir, "agents/main/agent/openclaw-agent.sqlite", []byte(tc.body))
+			} else {
+				execStore(t, storePath(dir), tc.stmts...)
+			}
+			_, err := openDir(t, dir).Sessions("main", SessionOptions{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), storePath(dir)) {
+				t.Fatalf("got %v, want %q naming the store", err, tc.want)
+			}
+			// Refused before the copy, or the copy removed at once.
+			if ents, _ := os.ReadDir(os.TempDir()); len(ents) != 0 {
+				t.Errorf("left %d temporary entries", len(ents))
+			}
+		})
+	}
+	// The same schema with real tables is read.
+	dir := t.TempDir()
+	execStore(t, storePath(dir), nodes, windows, events)
+	if _, err := openDir(t, dir).Sessions("main", SessionOptions{}); err != nil {
+		t.Fatalf("plain tables: %v", err)
+	}
+}
+
+// TestStoreBudget: MaxDatabaseBytes bounds the copies of all agents'
+// stores together, not each one.
+func TestStoreBudget(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	dir := copyTree(t, fixture)
+	fi, err := os.Stat(storePath(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "agents/other/agent/openclaw-agent.sqlite")
+	b, _ := os.ReadFile(storePath(dir))
+	writeFile(t, dir, "agents/other/agent/openclaw-agent.sqlite", b)
+	defer func(n int64) { MaxDatabaseBytes = n }(MaxDatabaseBytes)
+	MaxDatabaseBytes = fi.Size() * 3 / 2
+	d := openDir(t, dir)
+	if _, err := d.Sessions("main", SessionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = d.Sessions("other", SessionOptions{})
+	if err == nil || !strings.Contains(err.Error(), "passes the") || !strings.Contains(err.Error(), other) {
+		t.Fatalf("second store: %v", err)
+	}
+	// The first copy stays usable; Close removes it.
+	if _, err := d.Sessions("main", SessionOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	if ents, _ := os.ReadDir(os.TempDir()); len(ents) != 0 {
+		t.Errorf("Close left %d temporary entries", len(ents))
+	}
+}
+
+// TestStorePragmas: the copy is opened with the hostile schema's code
+// untrusted and writes refused.
+func TestStorePragmas(t *testing.T) {
+	d := openDir(t, copyTree(t, fixture))
+	s, err := d.store("main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for pragma, want := range map[string]int{"trusted_schema": 0, "query_only": 1} {
+		var got int
+		if err := s.sql.QueryRow("PRAGMA " + pragma).Scan(&got); err != nil || got != want {
+			t.Errorf("%s = %d (%v), want %d", pragma, got, err, want)
+		}
+	}
+}
+
+// TestEventTooLarge: an event longer than MaxEventBytes is refused by its
+// length, naming the session and seq, before its value is read.
+func TestEventTooLarge(t *testing.T) {
+	for _, tc := range []struct{ name, set, want string }{
+		{"json", `event_json = '{"a":"' || hex(zeroblob(2200000)) || '"}', event_zstd = NULL`, "event_json is 4400008 bytes"},
+		{"zstd", `event_json = NULL, event_zstd = zeroblob(5000000), event_utf8_bytes = 100`, "event_zstd is 5000000 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyTree(t, fixture)
+			var id string
+			var seq int64
+			// A hostile store need not keep OpenClaw's CHECK constraints.
+			w, err := sql.Open("sqlite", "file:"+storePath(dir)+"?_pragma=ignore_check_constraints(1)")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.QueryRow(`SELECT session_id, seq FROM transcript_events WHERE seq > 1 ORDER BY session_id, seq LIMIT 1`).Scan(&id, &seq); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Exec(`UPDATE transcript_events SET `+tc.set+` WHERE session_id = ? AND seq = ?`, id, seq); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			ss, err := openDir(t, dir).Sessions("main", SessionOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range ss {
+				if s.ID != id {
+					continue
+				}
+				_, err := readAll(t, s)
+				where := fmt.Sprintf("transcript_events session %s seq %d: ", id, seq)
+				if err == nil || !strings.Contains(err.Error(), where+tc.want) || !strings.Contains(err.Error(), "too large") {
+					t.Fatalf("got %v, want %q", err, where+tc.want)
+				}
+				return
+			}
+			t.Fatalf("session %s not listed", id)
+		})
+	}
+}
+
+// TestLongSessionKey: a huge session id or key is refused by its length.
+func TestLongSessionKey(t *testing.T) {
+	dir := copyTree(t, fixture)
+	execStore(t, storePath(dir), `UPDATE session_windows SET session_key = hex(zeroblob(3000)) WHERE rowid = (SELECT min(rowid) FROM session_windows)`)
+	_, err := openDir(t, dir).Sessions("main", SessionOptions{})
+	if err == nil || !strings.Contains(err.Error(), "a session id or key is 6000 bytes") {
+		t.Fatalf("got %v", err)
+	}
 }
