@@ -240,7 +240,7 @@ func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req
 		case err != nil:
 			fmt.Fprintf(a.stderr, "openclaw: %s: %v\n", api.EscapeControl(slash), err)
 		case res.Reply != "":
-			fmt.Fprintln(a.stderr, res.Reply)
+			fmt.Fprintln(a.stderr, termSafe(res.Reply))
 		}
 	}
 	res, err := a.runTurn(ctx, cl, req, v, userStop)

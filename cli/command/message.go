@@ -216,7 +216,7 @@ func (v *turnView) event(ev api.Event) {
 			v.partial = false
 		}
 		if ev.Text != "" {
-			io.WriteString(v.err, ev.Text)
+			io.WriteString(v.err, termSafe(ev.Text))
 			v.thinking = !strings.HasSuffix(ev.Text, "\n")
 		}
 	case api.EventToolCall:
@@ -248,6 +248,7 @@ func (v *turnView) textLocked(s string) {
 		fmt.Fprintln(v.err)
 		v.thinking = false
 	}
+	s = termSafe(s)
 	io.WriteString(v.out, s)
 	v.printed.WriteString(s)
 	v.streamed = true
@@ -296,7 +297,7 @@ func (v *turnView) finish(res *api.Result) {
 	case res.Replayed:
 		// The stream broke mid-reply and the retry got the whole recorded
 		// reply: print what was not shown yet.
-		if rest, ok := strings.CutPrefix(res.Reply, strings.TrimSpace(v.printed.String())); ok {
+		if rest, ok := strings.CutPrefix(termSafe(res.Reply), strings.TrimSpace(v.printed.String())); ok {
 			v.textLocked(rest)
 		} else {
 			v.breakLinesLocked()
@@ -328,4 +329,33 @@ func turnFailure(err error) error {
 		lines[0] = "the turn was stopped: " + lines[0]
 	}
 	return &api.Error{Code: ae.Code, Message: strings.Join(lines, "\n")}
+}
+
+// termSafe drops the control characters of model text (C0 but newline, tab
+// and carriage return; DEL; C1) before it reaches the terminal: a
+// prompt-injected model must not move the cursor, hide text, set the
+// clipboard (OSC 52) or dress up the approval prompt printed after it.
+// Printable text, emoji and every other script pass unchanged.
+func termSafe(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if unsafeRune(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func unsafeRune(r rune) bool {
+	// utf8.RuneError: a stray byte such as 0x9b is CSI to an 8-bit terminal.
+	return r < 0x20 && r != '\n' && r != '\t' && r != '\r' || r == 0x7f || r >= 0x80 && r <= 0x9f || r == utf8.RuneError
 }
