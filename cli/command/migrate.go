@@ -647,12 +647,12 @@ func (m *migration) workspace(ag openclawdir.Agent) error {
 		case !m.opt.apply:
 			it.Action = actImport
 			if res.Action == api.FileReplaced {
-				it.Reason = "replaces a different file (--overwrite)"
+				it.Reason = replaceReason(m.opt.overwrite, "replaces")
 			}
 		default:
 			it.Action = actImported
 			if res.Action == api.FileReplaced {
-				it.Reason = "replaced a different file (--overwrite)"
+				it.Reason = replaceReason(m.opt.overwrite, "replaced")
 			}
 		}
 		m.add(it)
@@ -824,4 +824,13 @@ func printMigration(w io.Writer, rep *migrateReport) {
 	if rep.RestartNeeded {
 		fmt.Fprintln(w, "The config changed: restart the gateway to apply it, then run migrate again for agents it adds.")
 	}
+}
+
+// replaceReason says why a different workspace file here was replaced:
+// --overwrite, or the file was still our untouched first-start default.
+func replaceReason(overwrite bool, verb string) string {
+	if overwrite {
+		return verb + " a different file (--overwrite)"
+	}
+	return verb + " this gateway's untouched default"
 }
