@@ -114,6 +114,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return 0
 	}
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		err = &exitError{code: 130, msg: "interrupted"}
+	}
 	if ee, ok := exitCode(err); ok { // interrupt.go: 130 after Ctrl-C
 		if watched != nil && !watched.wrote {
 			writeFailure(stdout, err)
@@ -125,10 +128,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	code := 1
 	var ue *usageError
-	switch {
-	case ctx.Err() != nil && errors.Is(err, context.Canceled):
-		err, code = errors.New("interrupted"), 130
-	case errors.As(err, &ue):
+	if errors.As(err, &ue) {
 		code = 2
 	}
 	if watched != nil && !watched.wrote {

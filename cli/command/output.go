@@ -47,10 +47,16 @@ func errorCode(err error) string {
 		return api.CodeBadRequest
 	case errors.Is(err, client.ErrGatewayDown):
 		return "gateway_down"
-	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled), err.Error() == "interrupted":
+	case interrupted(err):
 		return "interrupted"
 	}
 	return "error"
+}
+
+// interrupted reports whether err is the user's Ctrl-C (exit 130).
+func interrupted(err error) bool {
+	ee, ok := exitCode(err)
+	return ok && ee.code == 130 || errors.Is(err, context.Canceled)
 }
 
 // failure is the object a --json command prints when it fails.
@@ -62,7 +68,7 @@ type failure struct {
 // writeFailure prints err as {"ok":false,"error":{"code","message"}}.
 func writeFailure(w io.Writer, err error) {
 	msg := strings.TrimSpace(err.Error())
-	if errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted) {
+	if interrupted(err) {
 		msg = "interrupted"
 	}
 	_ = writeJSON(w, failure{Error: api.Error{Code: errorCode(err), Message: msg}}) // the error is reported on stderr either way
