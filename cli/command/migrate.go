@@ -94,6 +94,17 @@ type migrateGateway interface {
 // openOpenClaw opens a state dir; a variable for tests.
 var openOpenClaw = func(path string) (openclawSource, error) { return openclawdir.Open(path) }
 
+// refused records the gateway's refusal of an item: a conflict (something
+// different is there) or a failure.
+func (it *migrateItem) refused(err error) {
+	var ae *api.Error
+	if errors.As(err, &ae) && ae.Code == api.CodeConflict {
+		it.Action, it.Reason = actConflict, reason(ae.Message)
+		return
+	}
+	it.Action, it.Reason = actFailed, reason(err.Error())
+}
+
 // Migration actions, as the table and --json show them.
 const (
 	actImport      = "import"       // dry run: would be imported / written / set
@@ -634,14 +645,11 @@ func (m *migration) workspace(ag openclawdir.Agent) error {
 		}
 		res, err := m.gw.PutWorkspaceFile(m.ctx, ag.ID, f.Rel, rc, m.opt.overwrite, !m.opt.apply)
 		rc.Close()
-		var ae *api.Error
 		switch {
 		case errors.Is(err, client.ErrGatewayDown):
 			return err
-		case errors.As(err, &ae) && ae.Code == api.CodeConflict:
-			it.Action, it.Reason = actConflict, reason(ae.Message)
 		case err != nil:
-			it.Action, it.Reason = actFailed, reason(err.Error())
+			it.refused(err)
 		case res.Action == api.FileUnchanged:
 			it.Action, it.Reason = actSkip, "the same file is there"
 		case !m.opt.apply:
@@ -722,14 +730,11 @@ func (m *migration) sessions(ag openclawdir.Agent) error {
 		}
 		res, err := m.gw.ImportWith(m.ctx, client.ImportOptions{Key: key, IfExists: api.ImportIfExistsSkip}, rc)
 		rc.Close()
-		var ae *api.Error
 		switch {
 		case errors.Is(err, client.ErrGatewayDown):
 			return err
-		case errors.As(err, &ae) && ae.Code == api.CodeConflict:
-			it.Action, it.Reason = actConflict, reason(ae.Message)
 		case err != nil:
-			it.Action, it.Reason = actFailed, reason(err.Error())
+			it.refused(err)
 		case res.Skipped:
 			it.Entries = res.Entries
 			it.Action = actSkip
