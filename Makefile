@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
+.PHONY: all build build-pure run test bench-local bench-llama release runner-variants eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
 
 all: build
 
@@ -23,14 +23,25 @@ deps:
 	@engine/channel/email/emailtest/install-deps.sh
 	@appliance/lan/install-deps.sh
 
-## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo) and bin/openclaw
+# RUNNER_VARIANT: the CPU variant of openclaw-runner built for this machine
+# (models/llamacpp/variant.go: x86-64-v4 with AVX-512, x86-64-v3 with AVX2,
+# x86-64; armv8.2-a-dotprod-fp16 for a Pi 5, armv8-a). Each variant's cgo
+# flags compile llama.cpp once more (minutes), so build, test and bench all
+# use this one; `make release` builds them all. RUNNER_VARIANT=x86-64 make
+# build for a binary that runs on any x86-64.
+RUNNER_VARIANT ?= $(firstword $(shell $(GO) run ./appliance/runnervariant host 2>/dev/null))
+RUNNER_CFLAGS   = $(shell $(GO) run ./appliance/runnervariant flags $(RUNNER_VARIANT))
+RUNNER_ENV      = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
+
+## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo, for this CPU) and bin/openclaw
 # The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
 # of the pure build's): local models run in openclaw-runner, which the
 # gateway finds beside its own executable (or $OPENCLAW_RUNNER, or $PATH).
 # (No -trimpath, no tags on the runner: they would change the build-cache key
 # of the llama.cpp package and compile it once more.)
 build: deps
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-runner ./appliance/runner
+	@echo "openclaw-runner: the $(RUNNER_VARIANT) variant ($(RUNNER_CFLAGS)), for this machine's CPU only; make release builds every variant"
+	$(RUNNER_ENV) $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$(RUNNER_VARIANT)" -o $(BIN)/openclaw-runner ./appliance/runner
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
 
@@ -67,11 +78,11 @@ LLAMA_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "git
 WA_PKGS = $(shell $(GO) list ./engine/channel/whatsapp/...)
 test: deps
 	CGO_ENABLED=0 $(GO) vet -tags nollamacpp ./...
-	$(GO) vet $(LLAMA_PKGS)
+	$(RUNNER_ENV) $(GO) vet $(LLAMA_PKGS)
 	$(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m $(WA_PKGS)
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m -run 'WhatsApp' ./appliance/
-	$(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
+	$(RUNNER_ENV) $(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
 
 ## test-unit-filter: the exec sandbox's tests once under the hardening of
 ## systemd/openclaw-gateway.service (its SystemCallFilter= included), applied by
@@ -113,7 +124,59 @@ check: deps
 
 ## bench: benchmarks (pipeline overhead, store, parsers); see README "Benchmarks"
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	$(RUNNER_ENV) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+
+## bench-local: local generation and prompt speed of openclaw-runner (the variant
+## the gateway would start), one JSON line per model:
+## {"model","variant","threads","promptTokens","genTokPerSec","promptTokPerSec",…}.
+## MODEL=path.gguf (default: the shared stories260K and chat-template test
+## models), THREADS=1, PROMPT=366 tokens, GEN=200 tokens, REPS=5 (the best run).
+THREADS ?= 1
+PROMPT  ?= 366
+GEN     ?= 200
+REPS    ?= 5
+BENCH_MODELS = $(or $(MODEL),$(wildcard ../shared/models/stories260K.gguf) $(wildcard ../shared/models/llama-2-tiny-random-chatml-tools.gguf))
+bench-local: build
+	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) $(BENCH_MODELS)
+
+## bench-llama: llama.cpp's own llama-bench (Debian sid's llama.cpp-tools, in a
+## throw-away root made with mmdebstrap and cached in LLAMA_ROOT, a few minutes
+## the first time) on the same models and threads, beside bench-local's
+## figures and the ratios. Needs root (chroot). Not part of make test.
+LLAMA_ROOT ?= /var/cache/openclaw-edge/llama-sid
+bench-llama: build
+	@BIN=$(BIN) GO=$(GO) LLAMA_ROOT=$(LLAMA_ROOT) THREADS=$(THREADS) PROMPT=$(PROMPT) GEN=$(GEN) REPS=$(REPS) \
+	  models/llamacpp/bench-llama.sh $(BENCH_MODELS)
+
+## release: dist/linux-amd64 and dist/linux-arm64, each with the gateway, the
+## CLI and every CPU variant of openclaw-runner (openclaw-runner is the
+## baseline; openclaw-runner-<variant> beside it), arm64 with Debian's
+## aarch64-linux-gnu cross compiler. One llama.cpp compile per variant; see
+## README "Local speed" for the durations.
+DIST ?= dist
+release: deps
+	@image/install-deps.sh --runner-only
+	@set -e; for arch in amd64 arm64; do \
+	  out=$(DIST)/linux-$$arch; mkdir -p $$out; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-gateway ./appliance; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw ./cli; \
+	  $(MAKE) --no-print-directory runner-variants GOARCH=$$arch OUT=$$out; \
+	done
+
+# runner-variants GOARCH=… OUT=dir: every CPU variant of openclaw-runner for
+# GOARCH into OUT (the last, the baseline, as plain openclaw-runner), each
+# timed. arm64 from an x86 host goes through aarch64-linux-gnu-gcc.
+runner-variants:
+	@set -e; cross=""; \
+	if [ "$(GOARCH)" = arm64 ] && [ "$$($(GO) env GOHOSTARCH)" != arm64 ]; then cross="CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++"; fi; \
+	names="$$($(GO) run ./appliance/runnervariant list $(GOARCH))"; base="$${names##* }"; \
+	for v in $$names; do \
+	  f=openclaw-runner-$$v; [ "$$v" = "$$base" ] && f=openclaw-runner; \
+	  flags="$$($(GO) run ./appliance/runnervariant flags $$v)"; start=$$(date +%s); \
+	  env CGO_ENABLED=1 GOOS=linux GOARCH=$(GOARCH) $$cross CGO_CFLAGS="$$flags" CGO_CXXFLAGS="$$flags" \
+	    $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$$v" -o $(OUT)/$$f ./appliance/runner; \
+	  echo "runner-variants: $(OUT)/$$f ($$v: $$flags) in $$(( $$(date +%s) - start ))s"; \
+	done
 
 ## eval-memory: retrieval quality of the memory index on LoCoMo (../shared/bench/locomo-dev):
 ## recall@1/5/10/20, hit@5 and MRR for BM25, vector and hybrid (weighted, RRF); builds

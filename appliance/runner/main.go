@@ -4,6 +4,11 @@
 // models/llamacpp/runner has the protocol and the engine).
 //
 //	openclaw-runner --model F [--threads N] [--ctx N] [--batch N] [--slots N] [--mmap=BOOL]
+//	openclaw-runner --version
+//
+// It comes in CPU variants (openclaw-runner-x86-64-v3 etc., see
+// models/llamacpp/variant.go); the gateway starts the best one this CPU
+// supports.
 //
 // It is a binary of its own, not a subcommand of openclaw-gateway, so that
 // the gateway never carries llama.cpp: the gateway is pure Go (built with
@@ -23,4 +28,12 @@ import (
 	"github.com/openclaw-edge/edge/models/llamacpp/runner"
 )
 
-func main() { os.Exit(runner.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+// Set by make build and make release (-X): the version, and the CPU
+// variant this binary was compiled for (models/llamacpp.Variants), which
+// it checks before loading anything.
+var version, variant string
+
+func main() {
+	runner.Build.Version, runner.Build.Variant = version, variant
+	os.Exit(runner.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}

@@ -27,6 +27,9 @@ type Request struct {
 	// runner compiles it to a grammar; Grammar is then ignored).
 	JSONSchema string   `json:"jsonSchema,omitempty"`
 	Stop       []string `json:"stop,omitempty"` // stop strings (not included in the output)
+	// IgnoreEOS generates through end-of-generation tokens up to
+	// MaxTokens (benchmarks, like llama.cpp's --ignore-eos).
+	IgnoreEOS bool `json:"ignoreEos,omitempty"`
 
 	// embed
 	Texts []string `json:"texts,omitempty"`
@@ -94,6 +97,10 @@ type RunUsage struct {
 	// Durations in milliseconds: prompt processing, generation.
 	PromptMS   float64 `json:"promptMs"`
 	GenerateMS float64 `json:"generateMs"`
+	// SampleMS is the part of GenerateMS spent choosing tokens (the
+	// sampler chain, grammar included), the rest being llama.cpp's decode
+	// and the runner's own work.
+	SampleMS float64 `json:"sampleMs,omitempty"`
 	// Matched is the stop string that ended the completion (StopString).
 	Matched string `json:"matched,omitempty"`
 }
@@ -107,4 +114,10 @@ type ModelInfo struct {
 	NVocab     int    `json:"nVocab"`
 	Threads    int    `json:"threads"`
 	LoadMS     int64  `json:"loadMs"`
+	// Variant is the CPU variant the runner was built for (Variants);
+	// "" from a build that does not say (go build by hand).
+	Variant string `json:"variant,omitempty"`
+	// CPUFeatures are the instruction sets llama.cpp's CPU backend was
+	// compiled to use, as ggml reports them ("AVX2 FMA F16C …").
+	CPUFeatures string `json:"cpuFeatures,omitempty"`
 }

@@ -62,7 +62,9 @@ type Config struct {
 	KeepAlive time.Duration
 	// CacheBudgetMB bounds the KV cache kept for sessions (default 512).
 	CacheBudgetMB int
-	// Command starts a runner process (default DefaultCommand).
+	// Command starts a runner process; nil (the gateway): the best
+	// openclaw-runner variant for this CPU that FindRunners finds, falling
+	// back to the next when one cannot run here.
 	Command func(args ...string) *exec.Cmd
 	Logger  *slog.Logger
 	// Sampling defaults for chat.
@@ -115,10 +117,16 @@ func (s Sampling) apply(r *Request) {
 
 // Pool owns the runner processes, one per model file.
 type Pool struct {
-	cfg   Config
-	mu    sync.Mutex
-	procs map[string]*process
+	cfg      Config
+	mu       sync.Mutex
+	procs    map[string]*process
+	unusable *unusableSet
 }
+
+// Unusable lists the runner binaries found unable to run on this CPU (they
+// died of SIGILL or said so), path → why; they are not started again until
+// the gateway restarts.
+func (p *Pool) Unusable() map[string]string { return p.unusable.all() }
 
 // NewPool returns an empty pool; nothing starts until a model is used.
 func NewPool(cfg Config) *Pool {
@@ -134,16 +142,13 @@ func NewPool(cfg Config) *Pool {
 	if cfg.Runner.BatchSize <= 0 {
 		cfg.Runner.BatchSize = 512
 	}
-	if cfg.Command == nil {
-		cfg.Command = DefaultCommand
-	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.Temperature == 0 {
 		cfg.Temperature = 0.7
 	}
-	return &Pool{cfg: cfg, procs: make(map[string]*process)}
+	return &Pool{cfg: cfg, procs: make(map[string]*process), unusable: &unusableSet{}}
 }
 
 // Model returns the provider for a GGUF file. provider is the provider id
@@ -167,7 +172,7 @@ func (p *Pool) process(path string, opts RunnerOptions) *process {
 	if pr, ok := p.procs[path]; ok {
 		return pr
 	}
-	pr := &process{path: path, opts: opts, keepAlive: p.cfg.KeepAlive, command: p.cfg.Command, log: p.cfg.Logger}
+	pr := &process{path: path, opts: opts, keepAlive: p.cfg.KeepAlive, command: p.cfg.Command, unusable: p.unusable, log: p.cfg.Logger}
 	p.procs[path] = pr
 	return pr
 }
@@ -194,6 +199,8 @@ type Loaded struct {
 	// RSSBytes is the runner process's resident memory (the model's
 	// mapped pages, its KV cache, llama.cpp): VmRSS on Linux, 0 elsewhere.
 	RSSBytes int64 `json:"rssBytes,omitempty"`
+	// Runner is the openclaw-runner binary serving it.
+	Runner string `json:"runner,omitempty"`
 }
 
 // Loaded lists the models that are loaded now.
@@ -202,8 +209,8 @@ func (p *Pool) Loaded() []Loaded {
 	defer p.mu.Unlock()
 	var out []Loaded
 	for path, pr := range p.procs {
-		if pid, info, since, ok := pr.status(); ok {
-			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid)})
+		if pid, info, since, runner, ok := pr.status(); ok {
+			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid), Runner: runner})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,8 +48,11 @@ type process struct {
 	path      string
 	opts      RunnerOptions
 	keepAlive time.Duration // < 0: never unload
-	command   func(args ...string) *exec.Cmd
-	log       *slog.Logger
+	// command starts a fixed runner (Config.Command, tests); nil: the
+	// variants FindRunners finds, best first.
+	command  func(args ...string) *exec.Cmd
+	unusable *unusableSet // shared by the pool
+	log      *slog.Logger
 
 	mu      sync.Mutex
 	wmu     sync.Mutex // serialises writes to the runner's stdin
@@ -62,12 +66,16 @@ type process struct {
 // running is one live runner process.
 type running struct {
 	cmd     *exec.Cmd
+	bin     RunnerBinary
 	stdin   io.WriteCloser
 	info    ModelInfo
 	pending map[int64]chan Reply
 	exited  chan struct{}
 	exitMsg string // why it ended; set before exited is closed
-	stderr  *tailBuffer
+	// badCPU: it died of SIGILL or said this CPU lacks its variant's
+	// instructions; set before exited is closed.
+	badCPU bool
+	stderr *tailBuffer
 }
 
 // errCrashed wraps every failure caused by the runner process ending.
@@ -94,7 +102,46 @@ func (p *process) start(ctx context.Context) (*running, error) {
 	if p.run != nil {
 		return p.run, nil
 	}
-	cmd := p.command(p.opts.args(p.path)...)
+	if p.command != nil {
+		r, err := p.startOne(ctx, RunnerBinary{}, p.command)
+		if errors.Is(err, errUnusable) {
+			return nil, &engine.ModelError{Kind: engine.ErrUnreachable, Provider: "local", Message: fmt.Sprintf("the local runner could not load %s: %v", p.path, err)}
+		}
+		return r, err
+	}
+	bins, _, err := FindRunners()
+	if err != nil {
+		var me *engine.ModelError
+		if errors.As(err, &me) {
+			return nil, me // no runner binary: say what is missing
+		}
+		return nil, &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local", Message: err.Error()}
+	}
+	var refused []string
+	for _, b := range bins {
+		if why := p.unusable.get(b.Path); why != "" {
+			refused = append(refused, filepath.Base(b.Path)+": "+why)
+			continue
+		}
+		r, err := p.startOne(ctx, b, func(args ...string) *exec.Cmd { return exec.Command(b.Path, args...) })
+		if errors.Is(err, errUnusable) {
+			why := strings.TrimPrefix(err.Error(), errUnusable.Error()+": ")
+			p.unusable.mark(b.Path, why)
+			p.log.Warn("local runner build cannot run on this CPU; trying the next", "runner", b.Path, "why", why)
+			refused = append(refused, filepath.Base(b.Path)+": "+why)
+			continue
+		}
+		return r, err
+	}
+	return nil, &engine.ModelError{Kind: engine.ErrUnreachable, Provider: "local",
+		Message: "no openclaw-runner build runs on this CPU (" + strings.Join(refused, "; ") + "); rebuild it here with make build"}
+}
+
+// startOne starts one runner binary and waits until its model is loaded.
+// p.mu is held. An error wrapping errUnusable means this binary cannot run
+// on this CPU.
+func (p *process) startOne(ctx context.Context, bin RunnerBinary, command func(args ...string) *exec.Cmd) (*running, error) {
+	cmd := command(p.opts.args(p.path)...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, fmt.Errorf("runner stdin: %w", err)
@@ -113,7 +160,7 @@ func (p *process) start(ctx context.Context) (*running, error) {
 		}
 		return nil, fmt.Errorf("start the local runner: %w", err)
 	}
-	r := &running{cmd: cmd, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
+	r := &running{cmd: cmd, bin: bin, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	ready := make(chan error, 1)
@@ -146,7 +193,14 @@ func (p *process) start(ctx context.Context) (*running, error) {
 		}
 		// No p.mu here: start holds it while it waits for ready, and a
 		// runner that dies while loading must not deadlock the gateway.
-		r.exitMsg = describeExit(cmd.Wait(), tail.lastLine())
+		waitErr := cmd.Wait()
+		r.exitMsg = describeExit(waitErr, tail.lastLine())
+		if r.badCPU = wrongCPU(waitErr); r.badCPU && bin.Path != "" && !first {
+			// It loaded, then hit an instruction this CPU lacks: never
+			// start this build again; the next start tries the next.
+			p.unusable.mark(bin.Path, r.exitMsg)
+			p.log.Warn("local runner build died of an instruction this CPU lacks; the next start uses the next build", "runner", bin.Path, "why", r.exitMsg)
+		}
 		close(r.exited)
 		if first {
 			ready <- errors.New(r.exitMsg)
@@ -157,6 +211,9 @@ func (p *process) start(ctx context.Context) (*running, error) {
 		if err != nil {
 			_ = cmd.Process.Kill() // it failed to load; make sure it is gone
 			<-r.exited
+			if r.badCPU {
+				return nil, fmt.Errorf("%w: %s", errUnusable, r.exitMsg)
+			}
 			return nil, &engine.ModelError{Kind: engine.ErrUnreachable, Provider: "local", Message: fmt.Sprintf("the local runner could not load %s: %v", p.path, err)}
 		}
 	case <-ctx.Done():
@@ -166,7 +223,10 @@ func (p *process) start(ctx context.Context) (*running, error) {
 	}
 	p.run = r
 	p.started = time.Now()
-	p.log.Info("local model loaded", "model", p.path, "pid", cmd.Process.Pid, "ms", time.Since(start).Milliseconds(), "slots", r.info.Slots, "ctx", r.info.ContextLen)
+	if r.info.Variant == "" {
+		r.info.Variant = bin.Variant
+	}
+	p.log.Info("local model loaded", "model", p.path, "pid", cmd.Process.Pid, "ms", time.Since(start).Milliseconds(), "slots", r.info.Slots, "ctx", r.info.ContextLen, "runner", cmd.Path, "variant", r.info.Variant)
 	return r, nil
 }
 
@@ -185,6 +245,29 @@ func describeExit(err error, lastStderr string) string {
 // Cancelling ctx sends OpCancel and returns ctx.Err() once the runner
 // confirms (or at once if it died).
 func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) error {
+	for {
+		replied := false
+		err := p.callOnce(ctx, req, func(rep Reply) bool { replied = true; return on(rep) })
+		var bad *badCPUError
+		if errors.As(err, &bad) && !replied && ctx.Err() == nil && p.command == nil {
+			continue // that build is marked unusable; ensure starts the next
+		}
+		var wrapped error = err
+		if bad != nil {
+			wrapped = bad.err
+		}
+		return wrapped
+	}
+}
+
+// badCPUError is a call's failure because the runner died of an
+// instruction this CPU lacks (the build is marked unusable by then).
+type badCPUError struct{ err error }
+
+func (e *badCPUError) Error() string { return e.err.Error() }
+func (e *badCPUError) Unwrap() error { return e.err }
+
+func (p *process) callOnce(ctx context.Context, req Request, on func(Reply) bool) error {
 	r, err := p.ensure(ctx)
 	if err != nil {
 		return err
@@ -232,7 +315,11 @@ func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) er
 				}
 				break
 			}
-			return fmt.Errorf("%w (%s)", errCrashed, r.exitMsg)
+			err := fmt.Errorf("%w (%s)", errCrashed, r.exitMsg)
+			if r.badCPU {
+				return &badCPUError{err}
+			}
+			return err
 		case <-ctx.Done():
 			if !cancelled {
 				cancelled = true
@@ -304,18 +391,18 @@ func (p *process) stop() {
 }
 
 // status describes the process for `openclaw status`.
-func (p *process) status() (pid int, info ModelInfo, since time.Time, loaded bool) {
+func (p *process) status() (pid int, info ModelInfo, since time.Time, runner string, loaded bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run == nil {
-		return 0, ModelInfo{}, time.Time{}, false
+		return 0, ModelInfo{}, time.Time{}, "", false
 	}
 	select {
 	case <-p.run.exited:
-		return 0, ModelInfo{}, time.Time{}, false
+		return 0, ModelInfo{}, time.Time{}, "", false
 	default:
 	}
-	return p.run.cmd.Process.Pid, p.run.info, p.started, true
+	return p.run.cmd.Process.Pid, p.run.info, p.started, p.run.cmd.Path, true
 }
 
 // tailBuffer keeps the last max bytes written to it (the runner's stderr).
@@ -405,15 +492,33 @@ func isExecutable(path string) error {
 	return nil
 }
 
-// DefaultCommand starts the runner binary that FindRunner finds. When there
-// is none, the command fails to start with FindRunner's error (the local
-// model then fails with a no_model error that says how to fix it).
-func DefaultCommand(args ...string) *exec.Cmd {
-	path, err := FindRunner()
-	if err != nil {
-		return &exec.Cmd{Args: append([]string{RunnerName}, args...), Err: err}
+// unusableSet remembers the runner binaries that cannot run on this CPU,
+// for the gateway's lifetime (a rebuilt binary is a new gateway start
+// away; restarting the gateway forgets).
+type unusableSet struct {
+	mu  sync.Mutex
+	why map[string]string
+}
+
+func (u *unusableSet) mark(path, why string) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.why == nil {
+		u.why = make(map[string]string)
 	}
-	return exec.Command(path, args...)
+	u.why[path] = why
+}
+
+func (u *unusableSet) get(path string) string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.why[path]
+}
+
+func (u *unusableSet) all() map[string]string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return maps.Clone(u.why)
 }
 
 // processRSS is a process's resident set size (VmRSS of /proc/PID/status on

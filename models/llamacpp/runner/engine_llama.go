@@ -2,6 +2,14 @@
 
 package runner
 
+// llama_print_system_info is linked from the binding's llama.cpp; declared
+// here rather than included so this package needs no header paths.
+
+/*
+const char *llama_print_system_info(void);
+*/
+import "C"
+
 import (
 	"context"
 	"errors"
@@ -18,7 +26,27 @@ import (
 	"github.com/openclaw-edge/edge/models/llamacpp"
 )
 
-func init() { load = loadLlama }
+func init() {
+	load = loadLlama
+	systemInfo = cpuFeatures
+}
+
+// cpuFeatures is what llama_print_system_info says the CPU backend was
+// compiled with, as "AVX AVX2 FMA …" (the features that are on).
+func cpuFeatures() string {
+	var on []string
+	for _, part := range strings.Split(C.GoString(C.llama_print_system_info()), "|") {
+		name, val, ok := strings.Cut(part, "=")
+		name = strings.TrimSpace(name)
+		if i := strings.LastIndex(name, ":"); i >= 0 {
+			name = strings.TrimSpace(name[i+1:]) // "CPU : SSE3"
+		}
+		if ok && strings.TrimSpace(val) == "1" && name != "" {
+			on = append(on, name)
+		}
+	}
+	return strings.Join(on, " ")
+}
 
 // llamaEngine is one model in one llama.cpp context with one sequence per
 // session slot.
@@ -30,6 +58,10 @@ type llamaEngine struct {
 	nCtxSeq int
 	cache   *prefixCache
 	info    llamacpp.ModelInfo
+	// pieces caches token texts (piece); havePiece says which are set
+	// (a token's text may be "").
+	pieces    []string
+	havePiece []bool
 }
 
 func loadLlama(o Options) (Engine, error) {
@@ -55,15 +87,30 @@ func loadLlama(o Options) (Engine, error) {
 		llama.FreeModel(m)
 		return nil, fmt.Errorf("allocate a batch: %w", err)
 	}
-	e := &llamaEngine{model: m, ctx: c, batch: b, opts: o, nCtxSeq: o.ContextLen, cache: newPrefixCache(o.Slots)}
+	e := &llamaEngine{model: m, ctx: c, batch: b, opts: o, nCtxSeq: o.ContextLen, cache: newPrefixCache(o.Slots),
+		pieces: make([]string, m.NumVocab()), havePiece: make([]bool, m.NumVocab())}
 	e.info = llamacpp.ModelInfo{
 		Path: o.Model, ContextLen: o.ContextLen, Slots: o.Slots, NEmbd: m.NEmbd(), NVocab: m.NumVocab(),
 		Threads: o.Threads, LoadMS: time.Since(start).Milliseconds(),
+		Variant: Build.Variant, CPUFeatures: cpuFeatures(),
 	}
 	return e, nil
 }
 
 func (e *llamaEngine) Info() llamacpp.ModelInfo { return e.info }
+
+// piece is a token's text. The binding allocates for every call, so the
+// text of each token is kept once made: after warm-up a generated token
+// costs no allocation here.
+func (e *llamaEngine) piece(tok int) string {
+	if tok < 0 || tok >= len(e.pieces) {
+		return e.model.TokenToPiece(tok)
+	}
+	if !e.havePiece[tok] {
+		e.pieces[tok], e.havePiece[tok] = e.model.TokenToPiece(tok), true
+	}
+	return e.pieces[tok]
+}
 
 func (e *llamaEngine) Close() {
 	e.batch.Free()
@@ -161,6 +208,7 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 		maxTokens = e.nCtxSeq
 	}
 	genStart := time.Now()
+	var sampleTime time.Duration
 	var (
 		out     strings.Builder // text produced, not yet all sent
 		sent    int             // bytes of out already sent
@@ -184,14 +232,16 @@ loop:
 			stop = llamacpp.StopCancelled
 			break
 		}
+		t0 := time.Now()
 		tok := sampler.Sample(e.ctx, idx)
 		sampler.Accept(tok, true)
-		if e.model.TokenIsEog(tok) {
+		sampleTime += time.Since(t0)
+		if e.model.TokenIsEog(tok) && !req.IgnoreEOS {
 			stop = llamacpp.StopEOS
 			break
 		}
 		usage.Generated++
-		pending = append(pending, e.model.TokenToPiece(tok)...)
+		pending = append(pending, e.piece(tok)...)
 		valid := validPrefix(pending)
 		out.Write(pending[:valid])
 		pending = pending[valid:]
@@ -228,6 +278,7 @@ loop:
 	}
 	flush(true)
 	usage.GenerateMS = float64(time.Since(genStart).Microseconds()) / 1000
+	usage.SampleMS = float64(sampleTime.Microseconds()) / 1000
 	e.cache.commit(dst, req.Session, held)
 	return stop, usage, nil
 }

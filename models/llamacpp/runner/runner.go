@@ -25,6 +25,7 @@ package runner
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,7 +34,11 @@ import (
 	"io"
 	"log/slog"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
+	"unicode/utf8"
 
 	"github.com/openclaw-edge/edge/models/llamacpp"
 )
@@ -63,6 +68,18 @@ type Options struct {
 // load is set by engine_llama.go; nil in a build without llama.cpp.
 var load func(Options) (Engine, error)
 
+// Build identifies this binary; appliance/runner's main sets it from its
+// link-time flags (make build: -X main.version, -X main.variant).
+var Build struct {
+	Version string
+	// Variant is the CPU variant it was compiled for (llamacpp.Variants);
+	// "" for a plain go build, which is not checked.
+	Variant string
+}
+
+// systemInfo is llama.cpp's CPU feature report, set by engine_llama.go.
+var systemInfo func() string
+
 // Available reports whether this binary can run local models (it was built
 // with llama.cpp: cgo, without the nollamacpp tag).
 func Available() bool { return load != nil }
@@ -82,8 +99,30 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.BatchSize, "batch", 512, "prompt batch size")
 	fs.IntVar(&o.Slots, "slots", 1, "sessions whose KV cache is kept")
 	fs.BoolVar(&o.Mmap, "mmap", true, "memory-map the model file")
+	version := fs.Bool("version", false, "print the version, CPU variant and llama.cpp's CPU features, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	// Before anything else: a build for instructions this CPU lacks must
+	// say so and leave (the gateway then starts the next variant), not
+	// die somewhere in llama.cpp.
+	if v, ok := llamacpp.VariantByName(Build.Variant); ok {
+		if m := v.Missing(llamacpp.CPUFeatures()); len(m) > 0 {
+			fmt.Fprintf(stderr, "openclaw-runner: built for %s, but this CPU lacks %s\n", v.Name, strings.Join(m, ", "))
+			return llamacpp.ExitUnsupportedCPU
+		}
+	}
+	if *version {
+		variant := Build.Variant
+		if variant == "" {
+			variant = "unknown"
+		}
+		feats := "none (built without llama.cpp)"
+		if systemInfo != nil {
+			feats = systemInfo()
+		}
+		fmt.Fprintf(stdout, "openclaw-runner %s %s/%s variant %s; llama.cpp CPU: %s\n", cmp.Or(Build.Version, "dev"), runtime.GOOS, runtime.GOARCH, variant, feats)
+		return 0
 	}
 	if o.Model == "" {
 		fmt.Fprintln(stderr, "openclaw-runner: --model is required")
@@ -128,6 +167,11 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 		defer outMu.Unlock()
 		writeLine(out, r)
 	}
+	sendLine := func(line []byte) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		_, _ = out.Write(line) // the gateway is gone if this fails; stdin ends next
+	}
 	info := e.Info()
 	send(llamacpp.Reply{Type: llamacpp.ReplyReady, Info: &info})
 
@@ -151,7 +195,7 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 			}
 			current, cancel = req.ID, c
 			mu.Unlock()
-			handle(ctx, e, req, send)
+			handle(ctx, e, req, send, sendLine)
 			mu.Lock()
 			current, cancel = 0, nil
 			mu.Unlock()
@@ -192,13 +236,13 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 	return readErr
 }
 
-func handle(ctx context.Context, e Engine, req *llamacpp.Request, send func(llamacpp.Reply)) {
+func handle(ctx context.Context, e Engine, req *llamacpp.Request, send func(llamacpp.Reply), sendLine func([]byte)) {
 	fail := func(err error) { send(llamacpp.Reply{Type: llamacpp.ReplyError, ID: req.ID, Error: err.Error()}) }
 	switch req.Op {
 	case llamacpp.OpComplete:
-		stop, usage, err := e.Complete(ctx, req, func(s string) {
-			send(llamacpp.Reply{Type: llamacpp.ReplyPiece, ID: req.ID, Text: s})
-		})
+		ps := pieceStream{id: req.ID, out: sendLine, every: flushEvery}
+		stop, usage, err := e.Complete(ctx, req, ps.add)
+		ps.flush(time.Now())
 		if err != nil {
 			fail(err)
 			return
@@ -221,4 +265,90 @@ func handle(ctx context.Context, e Engine, req *llamacpp.Request, send func(llam
 	default:
 		fail(fmt.Errorf("unknown op %q", req.Op))
 	}
+}
+
+// flushEvery is how long generated text may wait in the runner before it
+// is written to the gateway. The first piece of a completion goes at once
+// (time to first token); after that, text produced within one interval
+// shares one line and one pipe write. 20 ms is below what a reader sees
+// and, on a small model making 1,000+ tokens a second, turns 20+ writes
+// (and as many JSON decodes in the gateway) into one.
+const flushEvery = 20 * time.Millisecond
+
+// pieceStream batches one completion's text into "piece" lines. Adding a
+// token's text allocates nothing once its buffers have grown, and writes
+// nothing unless flushEvery has passed since the last write.
+type pieceStream struct {
+	id    int64
+	out   func(line []byte) // writes one whole line (one pipe write)
+	every time.Duration
+	text  []byte // generated, not yet written
+	line  []byte // the encoded line, reused
+	last  time.Time
+}
+
+func (s *pieceStream) add(piece string) {
+	s.text = append(s.text, piece...)
+	if now := time.Now(); now.Sub(s.last) >= s.every {
+		s.flush(now)
+	}
+}
+
+// flush writes what is pending as one line.
+func (s *pieceStream) flush(now time.Time) {
+	if len(s.text) == 0 {
+		return
+	}
+	s.line = append(s.line[:0], `{"type":"piece","id":`...)
+	s.line = strconv.AppendInt(s.line, s.id, 10)
+	s.line = append(s.line, `,"text":`...)
+	s.line = appendJSONString(s.line, s.text)
+	s.line = append(s.line, "}\n"...)
+	s.out(s.line)
+	s.text = s.text[:0]
+	s.last = now
+}
+
+// appendJSONString appends b as a JSON string. Invalid UTF-8 becomes
+// U+FFFD, as encoding/json does; control characters are escaped.
+func appendJSONString(dst, b []byte) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			dst = append(dst, b[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, b[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, b[start:]...)
+	return append(dst, '"')
 }

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/openclaw-edge/edge/models/llamacpp"
+)
+
+// llamaResult is llama-bench's side of one model.
+type llamaResult struct {
+	// Backend is the CPU backend llama-bench loaded (Debian builds one per
+	// CPU family and loads the best: "sapphirerapids", "haswell", …).
+	Backend         string  `json:"backend"`
+	GenTokPerSec    float64 `json:"genTokPerSec"`
+	PromptTokPerSec float64 `json:"promptTokPerSec"`
+	// GenFlashAttn and PromptFlashAttn say which setting gave the figure.
+	GenFlashAttn    bool     `json:"genFlashAttn"`
+	PromptFlashAttn bool     `json:"promptFlashAttn"`
+	Commands        []string `json:"commands"`
+}
+
+type comparison struct {
+	Model       string               `json:"model"`
+	Ours        llamacpp.BenchResult `json:"ours"`
+	Llama       llamaResult          `json:"llama"`
+	GenRatio    float64              `json:"genRatio"`
+	PromptRatio float64              `json:"promptRatio"`
+}
+
+// benchLine is the part of llama-bench's jsonl output read here.
+type benchLine struct {
+	NPrompt   int       `json:"n_prompt"`
+	NGen      int       `json:"n_gen"`
+	NDepth    int       `json:"n_depth"`
+	FlashAttn any       `json:"flash_attn"` // bool or int, by version
+	Samples   []float64 `json:"samples_ts"`
+	AvgTS     float64   `json:"avg_ts"`
+}
+
+var backendRE = regexp.MustCompile(`libggml-cpu-([A-Za-z0-9_.-]+)\.so`)
+
+// llamaBench runs root's llama-bench on model (copied into root) for prompt
+// processing of prompt tokens and generation of gen tokens at that depth,
+// flash attention off and on; each figure is the median of reps runs.
+func llamaBench(ctx context.Context, root, model string, threads, prompt, gen, reps int) (llamaResult, error) {
+	var res llamaResult
+	data, err := os.ReadFile(model)
+	if err != nil {
+		return res, err
+	}
+	inRoot := "/openclaw-bench/" + filepath.Base(model)
+	if err := os.MkdirAll(filepath.Join(root, "openclaw-bench"), 0o755); err != nil {
+		return res, err
+	}
+	if err := os.WriteFile(filepath.Join(root, inRoot), data, 0o644); err != nil {
+		return res, err
+	}
+	run := func(extra ...string) ([]benchLine, string, error) {
+		args := append([]string{root, "llama-bench", "-m", inRoot, "-t", strconv.Itoa(threads), "-r", strconv.Itoa(reps), "-fa", "0,1", "-o", "jsonl"}, extra...)
+		cmd := exec.CommandContext(ctx, "chroot", args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		res.Commands = append(res.Commands, cmd.String())
+		if err := cmd.Run(); err != nil {
+			return nil, "", fmt.Errorf("%s: %v: %s", cmd, err, bytes.TrimSpace(stderr.Bytes()))
+		}
+		var lines []benchLine
+		sc := bufio.NewScanner(&stdout)
+		sc.Buffer(make([]byte, 64<<10), 16<<20)
+		for sc.Scan() {
+			var l benchLine
+			if json.Unmarshal(sc.Bytes(), &l) == nil && len(l.Samples) > 0 {
+				lines = append(lines, l)
+			}
+		}
+		backend := ""
+		if m := backendRE.FindStringSubmatch(stderr.String()); m != nil {
+			backend = m[1]
+		}
+		if len(lines) == 0 {
+			return nil, backend, fmt.Errorf("%s printed no results", cmd)
+		}
+		return lines, backend, nil
+	}
+	pp, backend, err := run("-p", strconv.Itoa(prompt), "-n", "0")
+	if err != nil {
+		return res, err
+	}
+	res.Backend = backend
+	for _, l := range pp {
+		if v := median(l.Samples); v > res.PromptTokPerSec {
+			res.PromptTokPerSec, res.PromptFlashAttn = v, truthy(l.FlashAttn)
+		}
+	}
+	tg, _, err := run("-p", "0", "-n", strconv.Itoa(gen), "-d", strconv.Itoa(prompt))
+	if err != nil {
+		return res, err
+	}
+	for _, l := range tg {
+		if v := median(l.Samples); v > res.GenTokPerSec {
+			res.GenTokPerSec, res.GenFlashAttn = v, truthy(l.FlashAttn)
+		}
+	}
+	return res, nil
+}
+
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case bool:
+		return x
+	case float64:
+		return x != 0
+	case string:
+		return x == "1" || x == "true" || x == "on"
+	}
+	return false
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,80 @@
+// Command benchlocal measures local inference speed through openclaw-runner
+// (`make bench-local`): for each GGUF file, one JSON line
+//
+//	{"model","variant","threads","promptTokens","genTokPerSec","promptTokPerSec",…}
+//
+// with generation measured after a prompt of promptTokens tokens and prompt
+// processing as the runner timed its decode calls (no IPC, chat template or
+// model load), so the figures sit beside `llama-bench -p N -n 0` and
+// `llama-bench -n 200 -d N` (models/llamacpp/bench-llama.sh does that).
+// The runner is the variant the gateway would start on this CPU
+// ($OPENCLAW_RUNNER_VARIANT picks another); each figure is the median of
+// -reps runs.
+//
+// With -llama-root DIR (a Debian root holding llama.cpp-tools, see
+// bench-llama.sh), llama.cpp's own llama-bench runs on the same models,
+// threads and token counts, through chroot, and each line becomes
+//
+//	{"model","ours":{…},"llama":{"backend","genTokPerSec","promptTokPerSec",…},"genRatio","promptRatio"}
+//
+// llama-bench runs with flash attention off and on, and its better figure
+// counts (its best CPU backend is the one it loads for this CPU).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/openclaw-edge/edge/models/llamacpp"
+)
+
+func main() {
+	runner := flag.String("runner", "bin/openclaw-runner", "the openclaw-runner binary (its variants beside it are used)")
+	threads := flag.Int("threads", 1, "CPU threads")
+	prompt := flag.Int("prompt", 366, "prompt tokens")
+	gen := flag.Int("gen", 200, "generated tokens")
+	reps := flag.Int("reps", 5, "runs per model (the median is printed)")
+	llamaRoot := flag.String("llama-root", "", "a root directory with llama-bench (Debian's llama.cpp-tools): compare with it")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "benchlocal: name at least one GGUF file (make bench-local MODEL=path.gguf)")
+		os.Exit(2)
+	}
+	abs, err := filepath.Abs(*runner)
+	if err == nil {
+		err = os.Setenv(llamacpp.RunnerEnv, abs)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "benchlocal:", err)
+		os.Exit(1)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	enc := json.NewEncoder(os.Stdout)
+	for _, model := range flag.Args() {
+		res, err := llamacpp.SpeedTest(ctx, llamacpp.BenchOptions{Model: model, Threads: *threads, PromptTokens: *prompt, GenTokens: *gen, Reps: *reps})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchlocal: %s: %v\n", model, err)
+			os.Exit(1)
+		}
+		if *llamaRoot == "" {
+			_ = enc.Encode(res)
+			continue
+		}
+		lb, err := llamaBench(ctx, *llamaRoot, model, *threads, res.PromptTokens, *gen, *reps)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchlocal: llama-bench on %s: %v\n", model, err)
+			os.Exit(1)
+		}
+		c := comparison{Model: model, Ours: res, Llama: lb, GenRatio: res.GenTokPerSec / lb.GenTokPerSec, PromptRatio: res.PromptTokPerSec / lb.PromptTokPerSec}
+		_ = enc.Encode(c)
+		fmt.Fprintf(os.Stderr, "%-40s %-10s gen %8.0f vs %8.0f tok/s (%.2f×)   prompt %8.0f vs %8.0f tok/s (%.2f×)   [ours %s, llama.cpp %s]\n",
+			filepath.Base(model), fmt.Sprintf("t=%d p=%d", *threads, res.PromptTokens), res.GenTokPerSec, lb.GenTokPerSec, c.GenRatio,
+			res.PromptTokPerSec, lb.PromptTokPerSec, c.PromptRatio, res.Variant, lb.Backend)
+	}
+}

@@ -1,0 +1,255 @@
+package llamacpp
+
+// CPU variants of openclaw-runner. The embedded ggml is compiled by cgo with
+// whatever CGO_CFLAGS say, and plain flags mean the architecture's baseline:
+// SSE2 on x86-64 (no AVX, FMA or F16C), armv8-a on arm64 (no dot-product
+// instructions, which quantized matmuls live on). That halves generation
+// speed on a modern CPU. So the runner is built once per CPU family, with
+// -march flags, into openclaw-runner-<variant> files beside the plain
+// openclaw-runner, and the gateway starts the best one this CPU supports
+// (golang.org/x/sys/cpu: CPUID on x86, HWCAP on arm64), like Ollama picks
+// among its libggml-cpu-*.so builds. A variant that dies with SIGILL (or
+// says at start that this CPU lacks what it was built for) is marked
+// unusable for the gateway's lifetime and the next one is started; the
+// plain openclaw-runner is always last.
+//
+// Where the flags differ, every one of the cgo packages compiles again
+// (minutes on a Pi), so `make build` builds only the building machine's
+// variant (as the plain openclaw-runner) and `make release` builds them all.
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/cpu"
+)
+
+// Variant is one build of openclaw-runner for a CPU family.
+type Variant struct {
+	// Name is the file suffix: openclaw-runner-<Name>.
+	Name string `json:"name"`
+	// Arch is the GOARCH it is built for.
+	Arch string `json:"arch"`
+	// CFlags are added to CGO_CFLAGS and CGO_CXXFLAGS ("": the compiler's
+	// default for Arch, the baseline).
+	CFlags string `json:"cflags,omitempty"`
+	// Needs are the CPU features (CPUFeatures names) it executes.
+	Needs []string `json:"needs,omitempty"`
+	// About says which machines it is for.
+	About string `json:"about"`
+}
+
+// Variants are the runner builds, best first within each architecture.
+// AVX-512 pays on this project's reference x86 machine (ggml has AVX-512
+// kernels for its F32/F16 and quantized dot products), so it is its own
+// variant; Pi 5, and Apple M-series, get armv8.2-a with the dot-product and
+// half-precision instructions (Cortex-A76), Pi 4 (Cortex-A72) the baseline.
+var Variants = []Variant{
+	{Name: "x86-64-v4", Arch: "amd64", CFlags: "-march=x86-64-v4",
+		Needs: []string{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "lzcnt", "movbe", "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
+		About: "AVX-512 (Intel Skylake-X, Ice Lake, Sapphire Rapids; AMD Zen 4 and later)"},
+	{Name: "x86-64-v3", Arch: "amd64", CFlags: "-march=x86-64-v3",
+		Needs: []string{"avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "lzcnt", "movbe"},
+		About: "AVX2, FMA, F16C (Intel Haswell and later, AMD Zen)"},
+	{Name: "x86-64", Arch: "amd64",
+		About: "any x86-64 CPU (SSE2)"},
+	{Name: "armv8.2-a-dotprod-fp16", Arch: "arm64", CFlags: "-march=armv8.2-a+dotprod+fp16",
+		Needs: []string{"asimddp", "fphp", "asimdhp"},
+		About: "Raspberry Pi 5 (Cortex-A76), Apple M-series, Graviton 2 and later"},
+	{Name: "armv8-a", Arch: "arm64",
+		About: "any arm64 CPU (Raspberry Pi 4, Cortex-A72)"},
+}
+
+// CgoFlags are the CGO_CFLAGS and CGO_CXXFLAGS v is compiled with: Go's
+// default "-O2 -g" and v's own flags. Every build of v must use exactly
+// this string, or Go's build cache compiles llama.cpp once more.
+func (v Variant) CgoFlags() string { return strings.TrimSpace("-O2 -g " + v.CFlags) }
+
+// VariantsFor lists the variants of one architecture, best first.
+func VariantsFor(goarch string) []Variant {
+	var out []Variant
+	for _, v := range Variants {
+		if v.Arch == goarch {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// VariantByName finds a variant by name.
+func VariantByName(name string) (Variant, bool) {
+	for _, v := range Variants {
+		if v.Name == name {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// Missing lists the features v needs that have lacks (nil: v runs here).
+func (v Variant) Missing(have []string) []string {
+	var out []string
+	for _, n := range v.Needs {
+		if !slices.Contains(have, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// BestVariant is the best variant of goarch whose needs have covers; every
+// architecture has a baseline that needs nothing. ok is false for an
+// architecture with no variants.
+func BestVariant(goarch string, have []string) (Variant, bool) {
+	for _, v := range VariantsFor(goarch) {
+		if len(v.Missing(have)) == 0 {
+			return v, true
+		}
+	}
+	return Variant{}, false
+}
+
+// HostVariant is the best variant for the CPU this process runs on.
+func HostVariant() (Variant, bool) { return BestVariant(runtime.GOARCH, CPUFeatures()) }
+
+// CPUFeatures lists the features of this CPU that the variants look at (and
+// a few more worth reporting), lower case as in /proc/cpuinfo. On x86 they
+// come from CPUID and XGETBV (the OS saves the wide registers); on arm64
+// from the kernel's HWCAP. On darwin/arm64 every Apple chip has the
+// armv8.2-a dot-product and FP16 instructions, which x/sys/cpu does not
+// report there.
+func CPUFeatures() []string {
+	var out []string
+	add := func(name string, has bool) {
+		if has {
+			out = append(out, name)
+		}
+	}
+	switch runtime.GOARCH {
+	case "amd64":
+		x := cpu.X86
+		add("sse3", x.HasSSE3)
+		add("ssse3", x.HasSSSE3)
+		add("sse4_1", x.HasSSE41)
+		add("sse4_2", x.HasSSE42)
+		add("popcnt", x.HasPOPCNT)
+		add("avx", x.HasAVX)
+		add("avx2", x.HasAVX2)
+		add("bmi1", x.HasBMI1)
+		add("bmi2", x.HasBMI2)
+		add("f16c", x.HasF16C)
+		add("fma", x.HasFMA)
+		add("lzcnt", x.HasLZCNT)
+		add("movbe", x.HasMOVBE)
+		add("avx_vnni", x.HasAVXVNNI)
+		add("avx512f", x.HasAVX512F)
+		add("avx512bw", x.HasAVX512BW)
+		add("avx512cd", x.HasAVX512CD)
+		add("avx512dq", x.HasAVX512DQ)
+		add("avx512vl", x.HasAVX512VL)
+		add("avx512vnni", x.HasAVX512VNNI)
+		add("avx512vbmi", x.HasAVX512VBMI)
+		add("avx512bf16", x.HasAVX512BF16)
+		add("amx_bf16", x.HasAMXBF16)
+	case "arm64":
+		a := cpu.ARM64
+		if runtime.GOOS == "darwin" {
+			return []string{"asimd", "fphp", "asimdhp", "asimddp"}
+		}
+		add("asimd", a.HasASIMD)
+		add("fphp", a.HasFPHP)
+		add("asimdhp", a.HasASIMDHP)
+		add("asimddp", a.HasASIMDDP)
+		add("i8mm", a.HasI8MM)
+		add("sve", a.HasSVE)
+		add("sve2", a.HasSVE2)
+	}
+	return out
+}
+
+// cpuFeatures is CPUFeatures, replaceable by tests (export_test.go) that
+// must not depend on the machine they run on.
+var cpuFeatures = CPUFeatures
+
+// RunnerBinary is one openclaw-runner the gateway may start.
+type RunnerBinary struct {
+	Path string `json:"path"`
+	// Variant is the build's name taken from the file name
+	// (openclaw-runner-<variant>); "" for the plain openclaw-runner, which
+	// reports its variant when it starts.
+	Variant string `json:"variant,omitempty"`
+}
+
+// VariantEnv names the environment variable that makes the gateway start
+// one variant only, by name (OPENCLAW_RUNNER_VARIANT=x86-64-v3), e.g. to
+// compare them or to step around a bad build.
+const VariantEnv = "OPENCLAW_RUNNER_VARIANT"
+
+// FoundVariant is a variant file found beside the runner and whether this
+// CPU can run it.
+type FoundVariant struct {
+	RunnerBinary
+	// Missing are the CPU features it needs that this CPU lacks.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// FindRunners returns the runner binaries to try for a local model, best
+// first: the openclaw-runner-<variant> files beside FindRunner's binary that
+// this CPU supports, then that binary itself. skipped lists the variant
+// files found that this CPU cannot run. With $OPENCLAW_RUNNER_VARIANT set,
+// only that variant is returned (or an error that says why it cannot be).
+func FindRunners() (try []RunnerBinary, skipped []FoundVariant, err error) {
+	anchor, err := FindRunner()
+	if err != nil {
+		return nil, nil, err
+	}
+	return runnersBeside(anchor, runtime.GOARCH, cpuFeatures(), os.Getenv(VariantEnv))
+}
+
+func runnersBeside(anchor, goarch string, have []string, only string) (try []RunnerBinary, skipped []FoundVariant, err error) {
+	dir := filepath.Dir(anchor)
+	if only != "" {
+		v, ok := VariantByName(only)
+		if !ok || v.Arch != goarch {
+			var names []string
+			for _, v := range VariantsFor(goarch) {
+				names = append(names, v.Name)
+			}
+			return nil, nil, fmt.Errorf("%s=%s: no such runner variant for %s (known: %s)", VariantEnv, only, goarch, strings.Join(names, ", "))
+		}
+		p := filepath.Join(dir, RunnerName+"-"+v.Name)
+		if err := isExecutable(p); err != nil {
+			return nil, nil, fmt.Errorf("%s=%s: %s: %w", VariantEnv, only, p, err)
+		}
+		if m := v.Missing(have); len(m) > 0 {
+			return nil, nil, fmt.Errorf("%s=%s: this CPU lacks %s", VariantEnv, only, strings.Join(m, ", "))
+		}
+		return []RunnerBinary{{Path: p, Variant: v.Name}}, nil, nil
+	}
+	for _, v := range VariantsFor(goarch) {
+		p := filepath.Join(dir, RunnerName+"-"+v.Name)
+		if isExecutable(p) != nil {
+			continue
+		}
+		if m := v.Missing(have); len(m) > 0 {
+			skipped = append(skipped, FoundVariant{RunnerBinary: RunnerBinary{Path: p, Variant: v.Name}, Missing: m})
+			continue
+		}
+		try = append(try, RunnerBinary{Path: p, Variant: v.Name})
+	}
+	return append(try, RunnerBinary{Path: anchor}), skipped, nil
+}
+
+// ExitUnsupportedCPU is the exit status of a runner started on a CPU that
+// lacks what its variant was built for (it checks before loading anything;
+// a CPU that lacks them may also kill it with SIGILL earlier, in llama.cpp's
+// C++ initialisers). The gateway treats both alike.
+const ExitUnsupportedCPU = 86
+
+// errUnusable marks a runner binary that cannot run on this CPU.
+var errUnusable = errors.New("cannot run on this CPU")
