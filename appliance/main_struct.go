@@ -251,13 +251,9 @@ func (m *Main) Run(ctx context.Context) error {
 				lanSide.Status(st)
 			}
 			for _, l := range pool.Loaded() {
-				st.Runners = append(st.Runners, api.Runner{Model: l.Path, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
+				st.Runners = append(st.Runners, api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
 			}
-			if path, err := llamacpp.FindRunner(); err != nil {
-				st.LocalRunnerError = userText(err)
-			} else {
-				st.LocalRunner = path
-			}
+			runnerStatus(st, pool)
 		},
 		ApprovalTimeout: time.Duration(ex.ApprovalTimeoutSeconds) * time.Second,
 		Version:         version,

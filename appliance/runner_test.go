@@ -18,8 +18,8 @@ import (
 // binary (./runner). The tests that need a real local model get it from
 // $OPENCLAW_RUNNER when that is set (e.g. bin/openclaw-runner after make
 // build), else build it once per test binary into runnerDir with the flags
-// `make build` uses (no -race, no tags, cgo), so llama.cpp comes from the
-// build cache. Where it cannot be built (CGO_ENABLED=0, no C++ compiler or
+// `make build` uses (no -race, no tags, cgo, this CPU's variant's
+// CGO_CFLAGS), so llama.cpp comes from the build cache. Where it cannot be built (CGO_ENABLED=0, no C++ compiler or
 // headers) those tests are skipped and say why.
 var (
 	runnerDir    string // created by TestMain, removed after the tests
@@ -53,7 +53,14 @@ func buildRunner() string {
 			runnerSkip = "no directory for openclaw-runner (TestMain did not run)"
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", runnerPath(), "./runner").CombinedOutput()
+		// The variant make build builds here (same flags, so the same
+		// build-cache entry for llama.cpp), named as make build names it.
+		cmd := exec.Command("go", "build", "-o", runnerPath(), "./runner")
+		if v, ok := llamacpp.HostVariant(); ok {
+			cmd = exec.Command("go", "build", "-ldflags", "-X main.variant="+v.Name, "-o", runnerPath(), "./runner")
+			cmd.Env = append(os.Environ(), "CGO_CFLAGS="+v.CgoFlags(), "CGO_CXXFLAGS="+v.CgoFlags())
+		}
+		out, err := cmd.CombinedOutput()
 		if err != nil {
 			lines := strings.SplitN(strings.TrimSpace(string(out)), "\n", 6)
 			runnerSkip = "openclaw-runner could not be built (it needs cgo, a C++ compiler and llama.cpp's headers: make deps): " + err.Error() + "\n" + strings.Join(lines[:min(len(lines), 5)], "\n")

@@ -91,6 +91,11 @@ func (a *app) printStatusAll(s statusAll) {
 	a.printStatus(s.Status)
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "cli	openclaw %s\n", s.CLIVersion)
+	for _, b := range s.Status.RunnerBuilds {
+		if b.State != "next" && b.State != "unusable" { // those two are in the status
+			fmt.Fprintf(tw, "runner build	%s (%s): %s%s\n", b.Path, orDash(b.Variant), b.State, prefixed(": ", oneLine(b.Why)))
+		}
+	}
 	switch {
 	case s.ApprovalsError != "":
 		fmt.Fprintf(tw, "approvals	unavailable: %s\n", oneLine(api.EscapeControl(s.ApprovalsError)))
@@ -145,13 +150,28 @@ func (a *app) printStatus(st *api.Status) {
 		fmt.Fprintf(tw, "last failover\t%s (%s)\n", oneLine(st.LastFailover), relTime(a.now(), st.LastFailoverAt))
 	}
 	for _, r := range st.Runners {
-		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens)\n", r.Model, r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen)
+		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens%s)\n", r.Model, r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen, prefixed(", variant ", r.Variant))
 	}
 	switch {
 	case st.LocalRunnerError != "":
 		fmt.Fprintf(tw, "local runner\t%s\n", oneLine(st.LocalRunnerError))
 	case st.LocalRunner != "":
-		fmt.Fprintf(tw, "local runner\t%s\n", st.LocalRunner)
+		v := st.LocalRunnerVariant
+		if v == "" {
+			v = "variant not reported"
+		}
+		if st.BestVariant != "" && st.LocalRunnerVariant != "" && st.LocalRunnerVariant != st.BestVariant {
+			v += "; this CPU can run " + st.BestVariant + ": see openclaw doctor"
+		}
+		fmt.Fprintf(tw, "local runner\t%s (%s)\n", st.LocalRunner, v)
+	}
+	if len(st.CPUFeatures) > 0 {
+		fmt.Fprintf(tw, "cpu\t%s\n", strings.Join(st.CPUFeatures, " "))
+	}
+	for _, b := range st.RunnerBuilds {
+		if b.State == "unusable" {
+			fmt.Fprintf(tw, "runner build\t%s: %s%s\n", b.Path, b.State, prefixed(": ", oneLine(b.Why)))
+		}
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(tw, "last error\t%s (%s)\n", oneLine(st.LastError), relTime(a.now(), st.LastErrorAt))
@@ -242,4 +262,12 @@ func (a *app) versionCmd() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the version as JSON")
 	return cmd
+}
+
+// prefixed is p+s, or "" when s is empty.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
 }

@@ -198,6 +198,18 @@ type Status struct {
 	// says why there is none (what is missing and how to fix it).
 	LocalRunner      string `json:"localRunner,omitempty"`
 	LocalRunnerError string `json:"localRunnerError,omitempty"`
+	// LocalRunnerVariant is the CPU variant of the LocalRunner build
+	// (x86-64-v4, armv8.2-a-dotprod-fp16, …; "" when it does not say) and
+	// LocalRunnerCPU what llama.cpp in it was compiled to use.
+	LocalRunnerVariant string `json:"localRunnerVariant,omitempty"`
+	LocalRunnerCPU     string `json:"localRunnerCpu,omitempty"`
+	// CPUFeatures are the instruction sets the gateway sees on this CPU,
+	// and BestVariant the best runner variant they allow.
+	CPUFeatures []string `json:"cpuFeatures,omitempty"`
+	BestVariant string   `json:"bestVariant,omitempty"`
+	// RunnerBuilds are the openclaw-runner builds found, in the order
+	// they are tried, with those this CPU cannot run.
+	RunnerBuilds []RunnerBuild `json:"runnerBuilds,omitempty"`
 	// InterruptedOpen counts turns a crash interrupted that could not be
 	// closed yet (e.g. the disk was full at start-up); InterruptedError
 	// says why. They are closed at the next start or the next message in
@@ -240,9 +252,24 @@ type LANStatus struct {
 	Devices   int      `json:"devices"`         // paired devices
 }
 
+// RunnerBuild is one openclaw-runner build (a CPU variant).
+type RunnerBuild struct {
+	Path    string `json:"path"`
+	Variant string `json:"variant,omitempty"`
+	// State: "next" (what the next start uses), "fallback", "unusable"
+	// (it died of SIGILL or said this CPU lacks its instructions: not
+	// started again until the gateway restarts), "skipped" (this CPU
+	// lacks what it needs).
+	State string `json:"state"`
+	Why   string `json:"why,omitempty"`
+}
+
 // Runner is a loaded local model.
 type Runner struct {
-	Model      string    `json:"model"` // GGUF path
+	Model string `json:"model"` // GGUF path
+	// Binary is the runner build serving it, Variant its CPU variant.
+	Binary     string    `json:"binary,omitempty"`
+	Variant    string    `json:"variant,omitempty"`
 	PID        int       `json:"pid"`
 	Since      time.Time `json:"since"`
 	Slots      int       `json:"slots"`      // sessions whose KV cache is kept

@@ -227,7 +227,7 @@ func FromStatus(st *api.Status) []api.DoctorCheck {
 	case st.LocalRunnerError != "":
 		cs = append(cs, warn(NameRunner, st.LocalRunnerError, "remote providers and Ollama are unaffected; "+api.NoRunnerHint))
 	case st.LocalRunner != "":
-		cs = append(cs, ok(NameRunner, st.LocalRunner))
+		cs = append(cs, runnerCheck(st)...)
 	}
 	switch {
 	case st.StateWarning != "":
@@ -446,4 +446,48 @@ func ReadableSize(path string) (int64, error) {
 		return 0, fmt.Errorf("%s is not a regular file", path)
 	}
 	return fi.Size(), nil
+}
+
+// NameRunnerBuilds is the check of runner builds this CPU cannot run.
+const NameRunnerBuilds = "runner builds"
+
+// runnerCheck says which runner build local models use, for which CPU
+// variant, and warns when a better variant would run on this CPU (local
+// generation at about half speed without AVX2/AVX-512 or the Pi 5's
+// dot-product instructions) or when a build died of an instruction this
+// CPU lacks.
+func runnerCheck(st *api.Status) []api.DoctorCheck {
+	variant := st.LocalRunnerVariant
+	detail := st.LocalRunner
+	switch variant {
+	case "":
+		detail += " (CPU variant not reported: built by hand, not by make build)"
+	default:
+		detail += " (variant " + variant
+		if st.LocalRunnerCPU != "" {
+			detail += "; llama.cpp uses " + st.LocalRunnerCPU
+		}
+		detail += ")"
+	}
+	if len(st.CPUFeatures) > 0 {
+		detail += "; CPU: " + strings.Join(st.CPUFeatures, " ")
+	}
+	var cs []api.DoctorCheck
+	if variant != "" && st.BestVariant != "" && variant != st.BestVariant {
+		cs = append(cs, warn(NameRunner, detail+"; this CPU can run the faster "+st.BestVariant+" variant",
+			"build it on this machine (`make build` builds the variant for the building CPU) or install the release's openclaw-runner-"+st.BestVariant+" beside "+st.LocalRunner))
+	} else {
+		cs = append(cs, ok(NameRunner, detail))
+	}
+	var bad []string
+	for _, b := range st.RunnerBuilds {
+		if b.State == "unusable" {
+			bad = append(bad, b.Path+": "+b.Why)
+		}
+	}
+	if len(bad) > 0 {
+		cs = append(cs, warn(NameRunnerBuilds, "cannot run on this CPU, skipped until the gateway restarts: "+strings.Join(bad, "; "),
+			"remove or rebuild those files (`make build` on this machine); the next build is used meanwhile"))
+	}
+	return cs
 }

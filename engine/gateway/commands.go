@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -197,7 +198,7 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 		fmt.Fprintf(&b, "\nLast failover (%s): %s", st.LastFailoverAt.Format(time.RFC3339), st.LastFailover)
 	}
 	for _, r := range st.Runners {
-		fmt.Fprintf(&b, "\nLocal model loaded: %s (pid %d, %d session slots × %d tokens)", r.Model, r.PID, r.Slots, r.ContextLen)
+		fmt.Fprintf(&b, "\nLocal model loaded: %s (pid %d, %d session slots × %d tokens, runner variant %s)", r.Model, r.PID, r.Slots, r.ContextLen, cmp.Or(r.Variant, "not reported"))
 	}
 	if st.LastError != "" {
 		fmt.Fprintf(&b, "\nLast error (%s): %s", st.LastErrorAt.Format(time.RFC3339), st.LastError)

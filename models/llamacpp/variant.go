@@ -18,13 +18,19 @@ package llamacpp
 // variant (as the plain openclaw-runner) and `make release` builds them all.
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/cpu"
 )
@@ -253,3 +259,125 @@ const ExitUnsupportedCPU = 86
 
 // errUnusable marks a runner binary that cannot run on this CPU.
 var errUnusable = errors.New("cannot run on this CPU")
+
+// BuildState is one runner build as status and doctor show it.
+type BuildState struct {
+	Path    string `json:"path"`
+	Variant string `json:"variant,omitempty"`
+	// State: "next" (the build the next start uses, or the one running),
+	// "fallback" (used if the ones before it cannot run), "unusable"
+	// (it died of SIGILL or said this CPU lacks its instructions),
+	// "skipped" (this CPU lacks what it needs: never started).
+	State string `json:"state"`
+	Why   string `json:"why,omitempty"`
+	// CPUFeatures are what llama.cpp was compiled to use in it ("AVX2 FMA
+	// …"), as the build reports them; "" when unknown.
+	CPUFeatures string `json:"cpuFeatures,omitempty"`
+}
+
+// RunnerReport says which runner builds there are and which one local
+// models use on this CPU.
+type RunnerReport struct {
+	CPUFeatures []string     `json:"cpuFeatures"`
+	Best        string       `json:"best"` // the best variant this CPU supports
+	Builds      []BuildState `json:"builds"`
+	// Next is the build the next start uses (Builds[i].State "next");
+	// empty when none can run.
+	Next BuildState `json:"next"`
+}
+
+// Report describes the runner builds for status and doctor. The plain
+// openclaw-runner, whose variant its name does not tell, is asked
+// (`openclaw-runner --version`, once per file version); a build that dies
+// answering is marked unusable like one that dies loading a model.
+func (p *Pool) Report() (RunnerReport, error) {
+	rep := RunnerReport{CPUFeatures: cpuFeatures()}
+	if v, ok := BestVariant(runtime.GOARCH, rep.CPUFeatures); ok {
+		rep.Best = v.Name
+	}
+	try, skipped, err := FindRunners()
+	if err != nil {
+		return rep, err
+	}
+	for _, b := range try {
+		st := BuildState{Path: b.Path, Variant: b.Variant, State: "fallback"}
+		if why := p.unusable.get(b.Path); why != "" {
+			st.State, st.Why = "unusable", why
+		} else if info, err := probeRunner(b.Path); err != nil {
+			if errors.Is(err, errUnusable) {
+				p.unusable.mark(b.Path, strings.TrimPrefix(err.Error(), errUnusable.Error()+": "))
+				st.State, st.Why = "unusable", p.unusable.get(b.Path)
+			} else {
+				st.Why = err.Error()
+			}
+		} else {
+			st.Variant = cmp.Or(st.Variant, info.Variant)
+			st.CPUFeatures = info.CPUFeatures
+		}
+		if st.State == "fallback" && rep.Next.Path == "" {
+			st.State = "next"
+			rep.Next = st
+		}
+		rep.Builds = append(rep.Builds, st)
+	}
+	for _, s := range skipped {
+		rep.Builds = append(rep.Builds, BuildState{Path: s.Path, Variant: s.Variant, State: "skipped", Why: "this CPU lacks " + strings.Join(s.Missing, ", ")})
+	}
+	return rep, nil
+}
+
+// runnerVersion is what `openclaw-runner --version` says.
+type runnerVersion struct {
+	Variant, CPUFeatures string
+}
+
+var probeCache sync.Map // "path size mtime" → runnerVersion
+
+// probeRunner runs `path --version` (5 s at most), once per file version.
+// An error wrapping errUnusable means the build cannot run on this CPU.
+func probeRunner(path string) (runnerVersion, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return runnerVersion{}, err
+	}
+	key := fmt.Sprint(path, " ", fi.Size(), " ", fi.ModTime().UnixNano())
+	if v, ok := probeCache.Load(key); ok {
+		return v.(runnerVersion), nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		msg := describeExit(err, lastLine(stderr.String()))
+		if wrongCPU(err) {
+			return runnerVersion{}, fmt.Errorf("%w: %s", errUnusable, msg)
+		}
+		return runnerVersion{}, fmt.Errorf("%s --version: %s", filepath.Base(path), msg)
+	}
+	// "openclaw-runner VERSION OS/ARCH variant NAME; llama.cpp CPU: A B C"
+	var v runnerVersion
+	line := strings.TrimSpace(string(out))
+	if _, rest, ok := strings.Cut(line, " variant "); ok {
+		name, feats, _ := strings.Cut(rest, "; llama.cpp CPU: ")
+		if name != "unknown" {
+			v.Variant = name
+		}
+		v.CPUFeatures = feats
+	}
+	probeCache.Store(key, v)
+	return v, nil
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
