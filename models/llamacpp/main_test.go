@@ -47,8 +47,16 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	for _, f := range afterTests {
+		f()
+	}
+	os.Exit(code)
 }
+
+// afterTests run when the test binary's tests are done (removing files
+// shared between tests, such as the big-vocabulary model).
+var afterTests []func()
 
 func testCommand(kind string) func(args ...string) *exec.Cmd {
 	return func(args ...string) *exec.Cmd {

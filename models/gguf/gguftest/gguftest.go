@@ -1,6 +1,7 @@
 // Package gguftest helps tests that need GGUF files: a Builder that writes
-// small synthetic GGUF files (any metadata, zero-filled tensors), and
-// SharedModels, which finds the project's real test models
+// small synthetic GGUF files (any metadata, tensors zero-filled or given),
+// BigVocabLlama, a real loadable llama model with a large vocabulary and
+// random weights, and SharedModels, which finds the project's real test models
 // (../shared/models beside the repository) or skips the test.
 package gguftest
 
@@ -8,6 +9,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -83,6 +85,7 @@ type tensor struct {
 	typ  uint32
 	dims []uint64
 	size uint64
+	data []byte // nil: zeros
 }
 
 // New returns a Builder for a version-3 file.
@@ -100,9 +103,9 @@ func (b *Builder) KV(key string, v any) *Builder {
 	return b
 }
 
-// Tensor adds a tensor of ggml type typ (F32, F16, Q8_0, Q4_K) whose data is
-// zero bytes.
-func (b *Builder) Tensor(name string, typ uint32, dims ...uint64) *Builder {
+// TensorSize returns the bytes of data a tensor of ggml type typ (F32, F16,
+// Q8_0, Q4_K) and dims holds. It panics on another type.
+func TensorSize(typ uint32, dims ...uint64) uint64 {
 	block, size := uint64(1), uint64(4)
 	switch typ {
 	case F16:
@@ -119,21 +122,45 @@ func (b *Builder) Tensor(name string, typ uint32, dims ...uint64) *Builder {
 	for _, d := range dims {
 		n *= d
 	}
-	b.tensors = append(b.tensors, tensor{name: name, typ: typ, dims: dims, size: n / block * size})
+	return n / block * size
+}
+
+// Tensor adds a tensor of ggml type typ (F32, F16, Q8_0, Q4_K) whose data is
+// zero bytes.
+func (b *Builder) Tensor(name string, typ uint32, dims ...uint64) *Builder {
+	b.tensors = append(b.tensors, tensor{name: name, typ: typ, dims: dims, size: TensorSize(typ, dims...)})
 	return b
 }
 
-// Bytes returns the file.
-func (b *Builder) Bytes() []byte {
+// TensorData adds a tensor of ggml type typ whose data is data (ggml's
+// layout: little-endian, dims[0] varying fastest; F32Data and F16Data make
+// it from floats). The Builder keeps data, not a copy. It panics when
+// len(data) is not the size typ and dims give.
+func (b *Builder) TensorData(name string, typ uint32, data []byte, dims ...uint64) *Builder {
+	size := TensorSize(typ, dims...)
+	if uint64(len(data)) != size {
+		panic(fmt.Sprintf("gguftest: tensor %q: %d bytes of data, its type and dims need %d", name, len(data), size))
+	}
+	b.tensors = append(b.tensors, tensor{name: name, typ: typ, dims: dims, size: size, data: data})
+	return b
+}
+
+func (b *Builder) align() uint64 {
+	if b.Alignment == 0 {
+		return 32
+	}
+	return b.Alignment
+}
+
+// header returns the file up to its tensor data (padding included), and the
+// size of that data (padded tensors).
+func (b *Builder) header() ([]byte, uint64) {
 	var out bytes.Buffer
 	out.WriteString("GGUF")
 	le := binary.LittleEndian
 	out.Write(le.AppendUint32(nil, b.Version))
 	out.Write(le.AppendUint64(nil, uint64(len(b.tensors))))
-	align := b.Alignment
-	if align == 0 {
-		align = 32
-	}
+	align := b.align()
 	kv := b.kv.Bytes()
 	nkv := b.nkv
 	if align != 32 {
@@ -160,15 +187,79 @@ func (b *Builder) Bytes() []byte {
 		for uint64(out.Len())%align != 0 {
 			out.WriteByte(0)
 		}
-		out.Write(make([]byte, off))
 	}
+	return out.Bytes(), off
+}
+
+// Size returns the length of the file.
+func (b *Builder) Size() int64 {
+	h, data := b.header()
+	return int64(len(h)) + int64(data)
+}
+
+var zeros [64 << 10]byte
+
+// WriteTo writes the file to w: the header, then each tensor's data as the
+// Builder holds it (no copy of the whole file is made).
+func (b *Builder) WriteTo(w io.Writer) (int64, error) {
+	h, _ := b.header()
+	var n int64
+	write := func(p []byte) error {
+		m, err := w.Write(p)
+		n += int64(m)
+		return err
+	}
+	writeZeros := func(k uint64) error {
+		for k > 0 {
+			c := min(k, uint64(len(zeros)))
+			if err := write(zeros[:c]); err != nil {
+				return err
+			}
+			k -= c
+		}
+		return nil
+	}
+	if err := write(h); err != nil {
+		return n, err
+	}
+	align := b.align()
+	for _, t := range b.tensors {
+		var err error
+		if t.data != nil {
+			err = write(t.data)
+		} else {
+			err = writeZeros(t.size)
+		}
+		if err == nil {
+			err = writeZeros((t.size+align-1)/align*align - t.size)
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Bytes returns the file.
+func (b *Builder) Bytes() []byte {
+	var out bytes.Buffer
+	out.Grow(int(b.Size()))
+	b.WriteTo(&out)
 	return out.Bytes()
 }
 
-// WriteFile writes the file to path.
+// WriteFile writes the file to path, streaming it (see WriteTo).
 func (b *Builder) WriteFile(t testing.TB, path string) string {
 	t.Helper()
-	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WriteTo(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return path
