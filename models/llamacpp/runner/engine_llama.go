@@ -2,11 +2,15 @@
 
 package runner
 
-// llama_print_system_info is linked from the binding's llama.cpp; declared
-// here rather than included so this package needs no header paths.
+// llama_print_system_info and llama_get_logits_ith are linked from the
+// binding's llama.cpp; declared here rather than included so this package
+// needs no header paths.
 
 /*
+#include <stdint.h>
+struct llama_context;
 const char *llama_print_system_info(void);
+float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
 */
 import "C"
 
@@ -19,6 +23,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/ollama/ollama/llama"
 	"github.com/ollama/ollama/ml"
@@ -98,6 +103,21 @@ func loadLlama(o Options) (Engine, error) {
 }
 
 func (e *llamaEngine) Info() llamacpp.ModelInfo { return e.info }
+
+// logits is llama.cpp's logits buffer for batch index idx, not copied
+// (the binding's GetLogitsIth copies the whole vocabulary, 600 KB for a
+// Qwen model, into a new slice per token). It is valid until the next
+// decode. The binding keeps its C context in Context's first field
+// (ollama/llama v0.17.4, pinned in go.mod); TestLogitsInPlace checks that
+// these are the logits GetLogitsIth returns.
+func (e *llamaEngine) logits(idx int) []float32 {
+	cctx := *(**C.struct_llama_context)(unsafe.Pointer(e.ctx))
+	p := C.llama_get_logits_ith(cctx, C.int32_t(idx))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(p)), e.info.NVocab)
+}
 
 // piece is a token's text. The binding allocates for every call, so the
 // text of each token is kept once made: after warm-up a generated token
@@ -199,9 +219,16 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 	if sp.Seed == 0 {
 		sp.Seed = math.MaxUint32 // llama.cpp: a random seed
 	}
-	sampler, err := llama.NewSamplingContext(e.model, sp)
-	if err != nil {
-		return "", usage, fmt.Errorf("sampler (grammar %d bytes): %w", len(req.Grammar), err)
+	// Without a grammar the Go sampler (sampler.go) chooses tokens from
+	// llama.cpp's logits in place; with one, llama.cpp's sampler, which
+	// owns the grammar. TypicalP 1 is "off" (0 would keep one token).
+	sp.TypicalP = 1
+	var lsampler *llama.SamplingContext
+	var gsampler *sampler
+	if grammar == "" {
+		gsampler = newSampler(req.TopK, req.TopP, req.MinP, req.Temperature, penalty, sp.Seed)
+	} else if lsampler, err = llama.NewSamplingContext(e.model, sp); err != nil {
+		return "", usage, fmt.Errorf("sampler (grammar %d bytes): %w", len(grammar), err)
 	}
 	maxTokens := req.MaxTokens
 	if maxTokens <= 0 {
@@ -233,8 +260,14 @@ loop:
 			break
 		}
 		t0 := time.Now()
-		tok := sampler.Sample(e.ctx, idx)
-		sampler.Accept(tok, true)
+		var tok int
+		if gsampler != nil {
+			tok = gsampler.sample(e.logits(idx))
+			gsampler.accept(tok)
+		} else {
+			tok = lsampler.Sample(e.ctx, idx)
+			lsampler.Accept(tok, true)
+		}
 		sampleTime += time.Since(t0)
 		if e.model.TokenIsEog(tok) && !req.IgnoreEOS {
 			stop = llamacpp.StopEOS

@@ -178,3 +178,35 @@ func TestLlamaJSONSchemaConstraint(t *testing.T) {
 		t.Fatalf("constrained output %q: %v", b.String(), err)
 	}
 }
+
+// TestLogitsInPlace: the logits the Go sampler reads in place are the ones
+// the binding's GetLogitsIth copies out (guards the binding's layout), and
+// a greedy completion through the Go sampler picks their argmax.
+func TestLogitsInPlace(t *testing.T) {
+	eng, err := loadLlama(Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 256, BatchSize: 64, Slots: 1, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	e := eng.(*llamaEngine)
+	toks, err := e.Tokenize("Once upon a time")
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx, err := e.decode(context.Background(), 0, toks, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := e.logits(idx), e.ctx.GetLogitsIth(idx)
+	if len(got) != len(want) || len(got) != e.info.NVocab {
+		t.Fatalf("%d logits in place, %d copied, vocabulary %d", len(got), len(want), e.info.NVocab)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("logit %d: %v in place, %v copied", i, got[i], want[i])
+		}
+	}
+	if tok := newSampler(40, 0.9, 0.05, 0, 1, 1).sample(got); tok != argmax(want) {
+		t.Fatalf("greedy picked %d, argmax is %d", tok, argmax(want))
+	}
+}
