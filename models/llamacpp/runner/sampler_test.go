@@ -19,7 +19,7 @@ func TestSamplerRules(t *testing.T) {
 	}
 	s = newSampler(40, 0.9, 0.05, 0, 2, 1)
 	s.accept(1)
-	s.accept(1) // counted once
+	s.accept(1)                                       // counted once
 	if got := s.sample(logitsOf(1, 5, 3)); got != 2 { // 5/2 < 3
 		t.Fatalf("greedy with penalty: %d", got)
 	}
