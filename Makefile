@@ -137,7 +137,7 @@ GEN     ?= 200
 REPS    ?= 5
 BENCH_MODELS = $(or $(MODEL),$(wildcard ../shared/models/stories260K.gguf) $(wildcard ../shared/models/llama-2-tiny-random-chatml-tools.gguf))
 bench-local: build
-	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) $(BENCH_MODELS)
+	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -bigvocab $(BENCH_MODELS)
 
 ## bench-llama: llama.cpp's own llama-bench (Debian sid's llama.cpp-tools, in a
 ## throw-away root made with mmdebstrap and cached in LLAMA_ROOT, a few minutes
@@ -155,7 +155,7 @@ bench-llama: build
 ## README "Local speed" for the durations.
 DIST ?= dist
 release: deps
-	@image/install-deps.sh --runner-only
+	@image/install-deps.sh --cross-runner
 	@set -e; for arch in amd64 arm64; do \
 	  out=$(DIST)/linux-$$arch; mkdir -p $$out; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-gateway ./appliance; \
@@ -168,7 +168,7 @@ release: deps
 # timed. arm64 from an x86 host goes through aarch64-linux-gnu-gcc.
 runner-variants:
 	@set -e; cross=""; \
-	if [ "$(GOARCH)" = arm64 ] && [ "$$($(GO) env GOHOSTARCH)" != arm64 ]; then cross="CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++"; fi; \
+	if [ "$(GOARCH)" = arm64 ] && [ "$$($(GO) env GOHOSTARCH)" != arm64 ]; then cross="CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ CGO_CPPFLAGS=-idirafter/usr/local/include"; fi; \
 	names="$$($(GO) run ./appliance/runnervariant list $(GOARCH))"; base="$${names##* }"; \
 	for v in $$names; do \
 	  f=openclaw-runner-$$v; [ "$$v" = "$$base" ] && f=openclaw-runner; \
@@ -248,18 +248,19 @@ IMAGE_GOFLAGS := CGO_ENABLED=0 GOOS=linux GOARCH=arm64
 ## Raspberry Pi 4 and 5 (mmdebstrap + qemu-user-static, raspi-firmware,
 ## linux-image-arm64, genimage): the pure-Go gateway and CLI cross-compiled,
 ## the unit, first-boot setup, state on its own partition; MODEL=file.gguf
-## ships a model (and builds openclaw-runner). Needs root; installs its tools
+## ships a model (and builds openclaw-runner in both Pi variants: armv8-a for
+## the Pi 4, armv8.2-a+dotprod+fp16 for the Pi 5). Needs root; installs its tools
 ## with apt and registers qemu-aarch64 with binfmt_misc. The root filesystem
 ## (qemu-user emulation) took 125 minutes on a loaded 2-core machine; see
 ## image/README.md. Not part of make test.
 image:
 	@image/install-deps.sh $(if $(filter 1,$(RUNNER)),--runner)
+	@models/llamacpp/install-deps.sh
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-gateway ./appliance
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw ./cli
-	@rm -f $(IMAGE_OUT)/bin/openclaw-runner
+	@rm -f $(IMAGE_OUT)/bin/openclaw-runner*
 ifeq ($(RUNNER),1)
-	CGO_ENABLED=1 GOOS=linux GOARCH=arm64 CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ \
-	  $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-runner ./appliance/runner
+	$(MAKE) --no-print-directory runner-variants GOARCH=arm64 OUT=$(IMAGE_OUT)/bin
 endif
 	OUT=$(IMAGE_OUT) MODEL="$(MODEL)" MIRROR="$(MIRROR)" image/build.sh
 

@@ -71,7 +71,9 @@ rm -rf "$OUT/genimage-tmp"
 STAGE=$OUT/stage
 rm -rf "$STAGE"; mkdir -p "$STAGE"
 cp "$BINDIR/openclaw-gateway" "$BINDIR/openclaw" "$STAGE/"
-[ -x "$BINDIR/openclaw-runner" ] && cp "$BINDIR/openclaw-runner" "$STAGE/"
+for f in "$BINDIR"/openclaw-runner*; do
+  [ -x "$f" ] && cp "$f" "$STAGE/"
+done
 cp "$REPO/systemd/openclaw-gateway.service" "$REPO/systemd/openclaw.sysusers.conf" "$STAGE/"
 cp -r "$HERE/rootfs" "$STAGE/files"
 cp "$HERE/README.md" "$STAGE/files/README.image.md"

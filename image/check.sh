@@ -68,6 +68,13 @@ elf_arm64() { local h; h=$(debugfs -R "cat $1" "$ROOT" 2>/dev/null | head -c 20 
 for b in /usr/bin/openclaw-gateway /usr/bin/openclaw; do
   elf_arm64 "$b" && ok "$b (linux/arm64 ELF)" || bad "$b missing or not arm64"
 done
+# With a local runner (RUNNER=1 / MODEL=): both Pi variants, the Pi 4's
+# baseline as openclaw-runner and the Pi 5's beside it.
+if rexists /usr/bin/openclaw-runner; then
+  for b in /usr/bin/openclaw-runner /usr/bin/openclaw-runner-armv8.2-a-dotprod-fp16; do
+    elf_arm64 "$b" && ok "$b (linux/arm64 ELF)" || bad "$b missing or not arm64"
+  done
+fi
 [ "$(rcat /etc/systemd/system/openclaw-gateway.service)" = "$(cat "$REPO/systemd/openclaw-gateway.service")" ] \
   && ok "openclaw-gateway.service = systemd/openclaw-gateway.service" || bad "the unit differs from systemd/openclaw-gateway.service (rebuild the image)"
 check "sysusers: /usr/lib/sysusers.d/openclaw.conf" rexists /usr/lib/sysusers.d/openclaw.conf

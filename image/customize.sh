@@ -23,9 +23,13 @@ for m in proc sys dev; do
   fi
 done
 
-# The gateway, the CLI (and the runner when one was built), the unit, the user.
+# The gateway, the CLI (and the runners when they were built: the Pi 4's
+# baseline openclaw-runner and the Pi 5's openclaw-runner-<variant>; the
+# gateway starts the best one the CPU runs), the unit, the user.
 install -m 0755 "$S/openclaw-gateway" "$S/openclaw" "$R/usr/bin/"
-[ -x "$S/openclaw-runner" ] && install -m 0755 "$S/openclaw-runner" "$R/usr/bin/"
+for f in "$S"/openclaw-runner*; do
+  [ -x "$f" ] && install -m 0755 "$f" "$R/usr/bin/"
+done
 install -m 0644 "$S/openclaw-gateway.service" "$R/etc/systemd/system/openclaw-gateway.service"
 install -m 0644 "$S/openclaw.sysusers.conf" "$R/usr/lib/sysusers.d/openclaw.conf"
 ch systemd-sysusers /usr/lib/sysusers.d/openclaw.conf

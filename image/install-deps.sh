@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
 # Installs the host tools `make image` and `make image-test` need (Debian/Ubuntu,
 # apt), only those that are missing. Run as root (or with sudo available).
-# Usage: image/install-deps.sh [--runner]
+# Usage: image/install-deps.sh [--runner | --cross-runner]
 set -euo pipefail
 
 # command → Debian package
-declare -A need=(
+declare -A need=()
+# --cross-runner (make release): only the arm64 cross toolchain for
+# openclaw-runner (llama.cpp through cgo).
+if [ "${1:-}" = --cross-runner ]; then
+  need[aarch64-linux-gnu-gcc]=gcc-aarch64-linux-gnu
+  need[aarch64-linux-gnu-g++]=g++-aarch64-linux-gnu
+else
+need=(
   [mmdebstrap]=mmdebstrap
   [qemu-aarch64-static]=qemu-user-static
   [update-binfmts]=binfmt-support
@@ -18,6 +25,7 @@ declare -A need=(
   [arch-test]=arch-test
   [openssl]=openssl
 )
+fi
 # --runner: the cross toolchain for openclaw-runner (llama.cpp through cgo).
 if [ "${1:-}" = --runner ]; then
   need[aarch64-linux-gnu-gcc]=gcc-aarch64-linux-gnu
@@ -29,7 +37,7 @@ for cmd in "${!need[@]}"; do
 done
 # The trixie archive key: bookworm's debian-archive-keyring already holds it;
 # mmdebstrap needs it to verify the arm64 trixie release files.
-[ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
+[ "${1:-}" = --cross-runner ] || [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || missing+=(debian-archive-keyring)
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi

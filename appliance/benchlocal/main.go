@@ -30,20 +30,35 @@ import (
 	"os/signal"
 	"path/filepath"
 
+	"github.com/openclaw-edge/edge/models/gguf/gguftest"
 	"github.com/openclaw-edge/edge/models/llamacpp"
 )
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run is main with its deferred clean-ups run before the exit.
+func run() int {
 	runner := flag.String("runner", "bin/openclaw-runner", "the openclaw-runner binary (its variants beside it are used)")
 	threads := flag.Int("threads", 1, "CPU threads")
 	prompt := flag.Int("prompt", 366, "prompt tokens")
 	gen := flag.Int("gen", 200, "generated tokens")
 	reps := flag.Int("reps", 5, "runs per model (the median is printed)")
 	llamaRoot := flag.String("llama-root", "", "a root directory with llama-bench (Debian's llama.cpp-tools): compare with it")
+	bigVocab := flag.Bool("bigvocab", false, "also measure a synthetic llama with Qwen's 151,936-token vocabulary (n_embd 128, 1 layer, F16), written to a temporary file: the sampler's share of generation time")
 	flag.Parse()
-	if flag.NArg() == 0 {
+	models := flag.Args()
+	if *bigVocab {
+		path, cleanup, err := writeBigVocab()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "benchlocal: the big-vocabulary model:", err)
+			return 1
+		}
+		defer cleanup()
+		models = append(models, path)
+	}
+	if len(models) == 0 {
 		fmt.Fprintln(os.Stderr, "benchlocal: name at least one GGUF file (make bench-local MODEL=path.gguf)")
-		os.Exit(2)
+		return 2
 	}
 	abs, err := filepath.Abs(*runner)
 	if err == nil {
@@ -51,16 +66,17 @@ func main() {
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "benchlocal:", err)
-		os.Exit(1)
+		return 1
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	enc := json.NewEncoder(os.Stdout)
-	for _, model := range flag.Args() {
+	for _, model := range models {
 		res, err := llamacpp.SpeedTest(ctx, llamacpp.BenchOptions{Model: model, Threads: *threads, PromptTokens: *prompt, GenTokens: *gen, Reps: *reps})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchlocal: %s: %v\n", model, err)
-			os.Exit(1)
+			return 1
+
 		}
 		if *llamaRoot == "" {
 			_ = enc.Encode(res)
@@ -69,7 +85,7 @@ func main() {
 		lb, err := llamaBench(ctx, *llamaRoot, model, *threads, res.PromptTokens, *gen, *reps)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchlocal: llama-bench on %s: %v\n", model, err)
-			os.Exit(1)
+			return 1
 		}
 		c := comparison{Model: model, Ours: res, Llama: lb, GenRatio: res.GenTokPerSec / lb.GenTokPerSec, PromptRatio: res.PromptTokPerSec / lb.PromptTokPerSec}
 		_ = enc.Encode(c)
@@ -77,4 +93,28 @@ func main() {
 			filepath.Base(model), fmt.Sprintf("t=%d p=%d", *threads, res.PromptTokens), res.GenTokPerSec, lb.GenTokPerSec, c.GenRatio,
 			res.PromptTokPerSec, lb.PromptTokPerSec, c.PromptRatio, res.Variant, lb.Backend)
 	}
+	return 0
+}
+
+// writeBigVocab writes gguftest's Qwen-vocabulary llama to a temporary
+// file (43 MB).
+func writeBigVocab() (string, func(), error) {
+	dir, err := os.MkdirTemp("", "benchlocal")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup := func() { os.RemoveAll(dir) }
+	path := filepath.Join(dir, "bigvocab-151936.gguf")
+	f, err := os.Create(path)
+	if err == nil {
+		_, err = gguftest.BigVocabLlama(gguftest.BigVocabOptions{Seed: 1}).WriteTo(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return path, cleanup, nil
 }
