@@ -182,6 +182,16 @@ func TestGatewayDeps(t *testing.T) {
 			t.Errorf("the gateway links %s; local models belong in openclaw-runner", p)
 		}
 	}
+	// The Makefile's helpers run with `go run` before every build and
+	// bench: linking llama.cpp would compile it (minutes) with the wrong
+	// flags first.
+	for _, tool := range []string{"appliance/runnervariant", "appliance/benchlocal"} {
+		for p := range listPackages(t, "-deps", module+"/"+tool) {
+			if p == llama || strings.HasPrefix(p, llama+"/") {
+				t.Errorf("%s links %s; it must stay pure Go", tool, p)
+			}
+		}
+	}
 	if _, ok := listPackages(t, "-deps", module+"/appliance/runner")[llama]; !ok {
 		t.Errorf("openclaw-runner (appliance/runner) does not link %s", llama)
 	}
