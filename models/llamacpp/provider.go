@@ -32,7 +32,23 @@
 // catalog entry's params, passed to Pool.ModelWith: temperature, top-p,
 // top-k, min-p, repeat penalty); what a model has none for keeps the pool's
 // defaults (temperature 0.7, top-k 40, top-p 0.9, min-p 0.05, no repeat
-// penalty), chosen where the spec was silent.
+// penalty), chosen where the spec was silent. The runner samples in Go on
+// llama.cpp's logits (runner/sampler.go: the same chain, no per-token
+// allocation, a heap top-k that stays cheap on 150k-token vocabularies);
+// grammar-constrained tool-call arguments use llama.cpp's sampler.
+//
+// CPU variants (variant.go): openclaw-runner is built per CPU family
+// (x86-64, x86-64-v3, x86-64-v4; armv8-a, armv8.2-a+dotprod+fp16) because
+// cgo compiles ggml for whatever CGO_CFLAGS say, and the baseline runs
+// llama.cpp at about half speed on a CPU with AVX2 or dot-product
+// instructions. FindRunners lists the openclaw-runner-<variant> files
+// beside the runner that this CPU supports, best first, then the plain
+// openclaw-runner; a build that dies of SIGILL, or exits with
+// ExitUnsupportedCPU after its own check, is marked unusable and the next
+// is started (a request it had not answered is sent again).
+//
+// Pieces of generated text reach the gateway batched: the first at once,
+// then at most one line (one pipe write) per 20 ms.
 package llamacpp
 
 import (
