@@ -29,9 +29,12 @@ deps:
 # flags compile llama.cpp once more (minutes), so build, test and bench all
 # use this one; `make release` builds them all. RUNNER_VARIANT=x86-64 make
 # build for a binary that runs on any x86-64.
-RUNNER_VARIANT ?= $(firstword $(shell $(GO) run ./appliance/runnervariant host 2>/dev/null))
-RUNNER_CFLAGS   = $(shell $(GO) run ./appliance/runnervariant flags $(RUNNER_VARIANT))
-RUNNER_ENV      = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
+# (Both are worked out once, on first use: `go run` of a small pure-Go helper.)
+ifeq ($(origin RUNNER_VARIANT),undefined)
+RUNNER_VARIANT = $(eval RUNNER_VARIANT := $$(firstword $$(shell $(GO) run ./appliance/runnervariant host)))$(RUNNER_VARIANT)
+endif
+RUNNER_CFLAGS = $(eval RUNNER_CFLAGS := $$(shell $(GO) run ./appliance/runnervariant flags $(RUNNER_VARIANT)))$(RUNNER_CFLAGS)
+RUNNER_ENV    = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo, for this CPU) and bin/openclaw
 # The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
@@ -40,7 +43,7 @@ RUNNER_ENV      = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
 # (No -trimpath, no tags on the runner: they would change the build-cache key
 # of the llama.cpp package and compile it once more.)
 build: deps
-	@echo "openclaw-runner: the $(RUNNER_VARIANT) variant ($(RUNNER_CFLAGS)), for this machine's CPU only; make release builds every variant"
+	@echo "openclaw-runner: building the $(RUNNER_VARIANT) variant only ($(RUNNER_CFLAGS); this CPU's best unless RUNNER_VARIANT is set); make release builds every variant"
 	$(RUNNER_ENV) $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$(RUNNER_VARIANT)" -o $(BIN)/openclaw-runner ./appliance/runner
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
@@ -79,7 +82,7 @@ WA_PKGS = $(shell $(GO) list ./engine/channel/whatsapp/...)
 test: deps
 	CGO_ENABLED=0 $(GO) vet -tags nollamacpp ./...
 	$(RUNNER_ENV) $(GO) vet $(LLAMA_PKGS)
-	$(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
+	RUNNER_VARIANT=$(RUNNER_VARIANT) $(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m $(WA_PKGS)
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m -run 'WhatsApp' ./appliance/
 	$(RUNNER_ENV) $(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)

@@ -54,9 +54,14 @@ func buildRunner() string {
 			return
 		}
 		// The variant make build builds here (same flags, so the same
-		// build-cache entry for llama.cpp), named as make build names it.
+		// build-cache entry for llama.cpp), named as make build names it:
+		// $RUNNER_VARIANT (make test sets it), else this CPU's best.
 		cmd := exec.Command("go", "build", "-o", runnerPath(), "./runner")
-		if v, ok := llamacpp.HostVariant(); ok {
+		v, ok := llamacpp.HostVariant()
+		if name := os.Getenv("RUNNER_VARIANT"); name != "" { // make test passes make's choice
+			v, ok = llamacpp.VariantByName(name)
+		}
+		if ok {
 			cmd = exec.Command("go", "build", "-ldflags", "-X main.variant="+v.Name, "-o", runnerPath(), "./runner")
 			cmd.Env = append(os.Environ(), "CGO_CFLAGS="+v.CgoFlags(), "CGO_CXXFLAGS="+v.CgoFlags())
 		}

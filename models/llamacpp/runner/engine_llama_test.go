@@ -210,3 +210,28 @@ func TestLogitsInPlace(t *testing.T) {
 		t.Fatalf("greedy picked %d, argmax is %d", tok, argmax(want))
 	}
 }
+
+// TestCompletePerTokenAllocs: once warm, a generated token costs no Go
+// allocation in the runner's loop (sampling, token text, stop handling):
+// 128 more tokens allocate only what growing buffers take (a few).
+func TestCompletePerTokenAllocs(t *testing.T) {
+	eng, err := loadLlama(Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 512, BatchSize: 64, Slots: 1, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Close()
+	run := func(n int) float64 {
+		req := &llamacpp.Request{Session: "a", Prompt: "Once upon a time", MaxTokens: n, IgnoreEOS: true,
+			Temperature: 0.7, TopK: 40, TopP: 0.9, MinP: 0.05, Seed: 1, Stop: []string{"<|im_end|>"}}
+		return testing.AllocsPerRun(3, func() {
+			if _, u, err := eng.Complete(context.Background(), req, func(string) {}); err != nil || u.Generated != n {
+				t.Fatalf("%+v %v", u, err)
+			}
+		})
+	}
+	short, long := run(16), run(144)
+	if per := (long - short) / 128; per > 0.1 {
+		t.Fatalf("%.0f allocations for 16 tokens, %.0f for 144: %.2f per token", short, long, per)
+	}
+	t.Logf("%.0f allocations for a 16-token completion, %.0f for 144", short, long)
+}
