@@ -26,6 +26,9 @@ var (
 	presetRunner = os.Getenv(llamacpp.RunnerEnv)
 	runnerOnce   sync.Once
 	runnerSkip   string // why there is no runner; "" once built
+	// runnerVariant is the CPU variant the tests' runner was built as
+	// ("" for $OPENCLAW_RUNNER's, which says its own).
+	runnerVariant string
 )
 
 // runnerPath is where the tests' openclaw-runner is (or will be once
@@ -62,6 +65,7 @@ func buildRunner() string {
 			v, ok = llamacpp.VariantByName(name)
 		}
 		if ok {
+			runnerVariant = v.Name
 			cmd = exec.Command("go", "build", "-ldflags", "-X main.variant="+v.Name, "-o", runnerPath(), "./runner")
 			cmd.Env = append(os.Environ(), "CGO_CFLAGS="+v.CgoFlags(), "CGO_CXXFLAGS="+v.CgoFlags())
 		}

@@ -60,11 +60,11 @@ func TestRunnerVariantFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, _ := llamacpp.HostVariant()
-	if len(st.Runners) != 1 || st.Runners[0].Binary != anchor || st.Runners[0].Variant != host.Name {
-		t.Fatalf("runners %+v; want %s as %s", st.Runners, anchor, host.Name)
+	want := runnerVariant
+	if len(st.Runners) != 1 || st.Runners[0].Binary != anchor || (want != "" && st.Runners[0].Variant != want) {
+		t.Fatalf("runners %+v; want %s as %q", st.Runners, anchor, want)
 	}
-	if st.LocalRunner != anchor || st.LocalRunnerVariant != host.Name || len(st.CPUFeatures) == 0 {
+	if st.LocalRunner != anchor || st.LocalRunnerVariant != st.Runners[0].Variant || len(st.CPUFeatures) == 0 {
 		t.Fatalf("local runner %q variant %q cpu %v", st.LocalRunner, st.LocalRunnerVariant, st.CPUFeatures)
 	}
 	unusable := 0
