@@ -226,7 +226,7 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 	var lsampler *llama.SamplingContext
 	var gsampler *sampler
 	if grammar == "" {
-		gsampler = newSampler(req.TopK, req.TopP, req.MinP, req.Temperature, penalty, sp.Seed)
+		gsampler = newSampler(min(req.TopK, e.info.NVocab), req.TopP, req.MinP, req.Temperature, penalty, sp.Seed)
 	} else if lsampler, err = llama.NewSamplingContext(e.model, sp); err != nil {
 		return "", usage, fmt.Errorf("sampler (grammar %d bytes): %w", len(grammar), err)
 	}

@@ -44,10 +44,16 @@ const penaltyWindow = 64
 // draw then still happens among the 40 likeliest (llama.cpp's default).
 const defaultTopK = 40
 
+// maxTopK bounds the heap whatever a request asks (the caller also caps
+// it at the vocabulary size): top-k beyond a few hundred changes nothing
+// that top-p and min-p do not cut anyway.
+const maxTopK = 1 << 16
+
 func newSampler(topK int, topP, minP, temp, penalty float32, seed uint32) *sampler {
 	if topK <= 0 {
 		topK = defaultTopK
 	}
+	topK = min(topK, maxTopK) // a request's top-k sizes the heap
 	s64 := uint64(seed)
 	if seed == 0 || seed == math.MaxUint32 {
 		s64 = uint64(time.Now().UnixNano())

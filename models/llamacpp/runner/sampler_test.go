@@ -170,3 +170,15 @@ func BenchmarkSampler(b *testing.B) {
 		})
 	}
 }
+
+// TestSamplerHugeTopK: a request's top-k does not size memory without
+// bound, and a top-k beyond the vocabulary keeps every token.
+func TestSamplerHugeTopK(t *testing.T) {
+	s := newSampler(1<<30, 1, 0, 1, 1, 1)
+	if cap(s.heap) > maxTopK {
+		t.Fatalf("heap capacity %d", cap(s.heap))
+	}
+	if got := len(s.topk(logitsOf(1, 2, 3))); got != 3 {
+		t.Fatalf("%d candidates from 3 logits", got)
+	}
+}
