@@ -205,7 +205,7 @@ func (m *Main) Run(ctx context.Context) error {
 		keepAlive = time.Nanosecond // "0": unload right after each reply
 	}
 	pool := llamacpp.NewPool(llamacpp.Config{
-		Runner:        llamacpp.RunnerOptions{Threads: lr.Threads, ContextLen: lr.ContextSize, BatchSize: lr.BatchSize, Mmap: lr.MMap},
+		Runner:        llamacpp.RunnerOptions{Threads: lr.Threads, ContextLen: lr.ContextSize, BatchSize: lr.BatchSize, Mmap: lr.MMap, FlashAttn: lr.FlashAttention},
 		KeepAlive:     keepAlive,
 		CacheBudgetMB: int(lr.CacheBudget >> 20),
 		Logger:        log,

@@ -8,8 +8,9 @@
 // model load), so the figures sit beside `llama-bench -p N -n 0` and
 // `llama-bench -n 200 -d N` (models/llamacpp/bench-llama.sh does that).
 // The runner is the variant the gateway would start on this CPU
-// ($OPENCLAW_RUNNER_VARIANT picks another); each figure is the median of
-// -reps runs.
+// ($OPENCLAW_RUNNER_VARIANT picks another); each figure is the best of
+// -reps runs (noise on a shared machine only slows runs down), the median
+// beside it.
 //
 // With -llama-root DIR (a Debian root holding llama.cpp-tools, see
 // bench-llama.sh), llama.cpp's own llama-bench runs on the same models,
@@ -17,8 +18,8 @@
 //
 //	{"model","ours":{…},"llama":{"backend","genTokPerSec","promptTokPerSec",…},"genRatio","promptRatio"}
 //
-// llama-bench runs with flash attention off and on, and its better figure
-// counts (its best CPU backend is the one it loads for this CPU).
+// llama-bench runs with the runner's flash-attention setting (-fa), and
+// with the best CPU backend it has for this CPU (it loads that itself).
 package main
 
 import (
@@ -42,7 +43,8 @@ func run() int {
 	threads := flag.Int("threads", 1, "CPU threads")
 	prompt := flag.Int("prompt", 366, "prompt tokens")
 	gen := flag.Int("gen", 200, "generated tokens")
-	reps := flag.Int("reps", 5, "runs per model (the median is printed)")
+	fa := flag.String("fa", "auto", "flash attention: auto, on or off in the runner, llama-bench with the same (auto is on for the CPU in both); both: the runner's default against llama-bench's better setting")
+	reps := flag.Int("reps", 5, "runs per model (the best is printed, and the median)")
 	llamaRoot := flag.String("llama-root", "", "a root directory with llama-bench (Debian's llama.cpp-tools): compare with it")
 	bigVocab := flag.Bool("bigvocab", false, "also measure a synthetic llama with Qwen's 151,936-token vocabulary (n_embd 128, 1 layer, F16), written to a temporary file: the sampler's share of generation time")
 	flag.Parse()
@@ -72,7 +74,7 @@ func run() int {
 	defer stop()
 	enc := json.NewEncoder(os.Stdout)
 	for _, model := range models {
-		res, err := llamacpp.SpeedTest(ctx, llamacpp.BenchOptions{Model: model, Threads: *threads, PromptTokens: *prompt, GenTokens: *gen, Reps: *reps})
+		res, err := llamacpp.SpeedTest(ctx, llamacpp.BenchOptions{Model: model, Threads: *threads, PromptTokens: *prompt, GenTokens: *gen, Reps: *reps, FlashAttn: runnerFA(*fa)})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchlocal: %s: %v\n", model, err)
 			return 1
@@ -82,7 +84,7 @@ func run() int {
 			_ = enc.Encode(res)
 			continue
 		}
-		lb, err := llamaBench(ctx, *llamaRoot, model, *threads, res.PromptTokens, *gen, *reps)
+		lb, err := llamaBench(ctx, *llamaRoot, model, *threads, res.PromptTokens, *gen, *reps, *fa)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchlocal: llama-bench on %s: %v\n", model, err)
 			return 1
@@ -117,4 +119,13 @@ func writeBigVocab() (string, func(), error) {
 		return "", nil, err
 	}
 	return path, cleanup, nil
+}
+
+// runnerFA is the runner's --flash-attn for -fa ("both" compares
+// llama-bench's better setting with the runner's default).
+func runnerFA(fa string) string {
+	if fa == "both" {
+		return "auto"
+	}
+	return fa
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -237,6 +238,8 @@ type LocalRunner struct {
 	// ModelsDir is absolute, ~ expanded; "" means <state dir>/models, which
 	// the gateway knows.
 	ModelsDir string
+	// FlashAttention: "auto", "on" or "off".
+	FlashAttention string
 }
 
 // LocalRunner returns models.local with the defaults applied and keepAlive
@@ -244,12 +247,13 @@ type LocalRunner struct {
 func (c *Config) LocalRunner() LocalRunner {
 	l := c.Models.Local
 	r := LocalRunner{
-		Threads:     l.Threads,
-		ContextSize: l.ContextSize,
-		BatchSize:   l.BatchSize,
-		MMap:        l.MMap == nil || *l.MMap,
-		MLock:       l.MLock,
-		CacheBudget: int64(l.CacheBudgetMB) << 20,
+		Threads:        l.Threads,
+		ContextSize:    l.ContextSize,
+		BatchSize:      l.BatchSize,
+		MMap:           l.MMap == nil || *l.MMap,
+		MLock:          l.MLock,
+		CacheBudget:    int64(l.CacheBudgetMB) << 20,
+		FlashAttention: cmp.Or(l.FlashAttention, "auto"),
 	}
 	if r.Threads <= 0 {
 		// One core is left to the gateway and the system: llama.cpp's

@@ -310,6 +310,11 @@ func (c *Config) validateLocal(v *validation) {
 	if _, err := ParseKeepAlive(l.KeepAlive); err != nil {
 		v.fail(p+".keepAlive", "%v", err)
 	}
+	switch l.FlashAttention {
+	case "auto", "on", "off":
+	default:
+		v.fail(p+".flashAttention", "must be \"auto\", \"on\" or \"off\", got %q", l.FlashAttention)
+	}
 }
 
 // maxProfileIDBytes bounds an auth profile id.

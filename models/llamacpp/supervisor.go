@@ -3,6 +3,7 @@ package llamacpp
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +29,8 @@ type RunnerOptions struct {
 	BatchSize  int  // default 512
 	Slots      int  // sessions whose KV cache is kept (default 1)
 	Mmap       bool // memory-map the model file
+	// FlashAttn is llama.cpp's flash attention: "auto" (""), "on", "off".
+	FlashAttn string
 }
 
 // args is the runner's command line (after argv[0]).
@@ -39,6 +42,7 @@ func (o RunnerOptions) args(path string) []string {
 		"--batch", strconv.Itoa(o.BatchSize),
 		"--slots", strconv.Itoa(max(o.Slots, 1)),
 		"--mmap=" + strconv.FormatBool(o.Mmap),
+		"--flash-attn=" + cmp.Or(o.FlashAttn, "auto"),
 	}
 }
 

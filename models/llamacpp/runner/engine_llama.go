@@ -11,6 +11,7 @@ package runner
 struct llama_context;
 const char *llama_print_system_info(void);
 float *llama_get_logits_ith(struct llama_context *ctx, int32_t i);
+void llama_set_embeddings(struct llama_context *ctx, _Bool embeddings);
 */
 import "C"
 
@@ -67,6 +68,8 @@ type llamaEngine struct {
 	// (a token's text may be "").
 	pieces    []string
 	havePiece []bool
+	// embeddings is llama.cpp's embeddings switch (setEmbeddings).
+	embeddings bool
 }
 
 func loadLlama(o Options) (Engine, error) {
@@ -81,7 +84,18 @@ func loadLlama(o Options) (Engine, error) {
 	}
 	o.ContextLen = max(o.ContextLen, 256)
 	o.BatchSize = max(o.BatchSize, 32)
-	params := llama.NewContextParams(o.ContextLen*o.Slots, o.BatchSize, o.Slots, o.Threads, ml.FlashAttentionDisabled, "")
+	// Flash attention (models.local.flashAttention, default auto: where
+	// llama.cpp supports it for the model). On the CPU it made prompt
+	// processing of stories260K 1.8× faster and its generation slower
+	// (heads of 8 dimensions); llama-bench shows the same.
+	fa := ml.FlashAttentionAuto
+	switch o.FlashAttn {
+	case "on":
+		fa = ml.FlashAttentionEnabled
+	case "off":
+		fa = ml.FlashAttentionDisabled
+	}
+	params := llama.NewContextParams(o.ContextLen*o.Slots, o.BatchSize, o.Slots, o.Threads, fa, "")
 	c, err := llama.NewContextWithModel(m, params)
 	if err != nil {
 		llama.FreeModel(m)
@@ -93,7 +107,7 @@ func loadLlama(o Options) (Engine, error) {
 		return nil, fmt.Errorf("allocate a batch: %w", err)
 	}
 	e := &llamaEngine{model: m, ctx: c, batch: b, opts: o, nCtxSeq: o.ContextLen, cache: newPrefixCache(o.Slots),
-		pieces: make([]string, m.NumVocab()), havePiece: make([]bool, m.NumVocab())}
+		pieces: make([]string, m.NumVocab()), havePiece: make([]bool, m.NumVocab()), embeddings: true}
 	e.info = llamacpp.ModelInfo{
 		Path: o.Model, ContextLen: o.ContextLen, Slots: o.Slots, NEmbd: m.NEmbd(), NVocab: m.NumVocab(),
 		Threads: o.Threads, LoadMS: time.Since(start).Milliseconds(),
@@ -111,12 +125,29 @@ func (e *llamaEngine) Info() llamacpp.ModelInfo { return e.info }
 // (ollama/llama v0.17.4, pinned in go.mod); TestLogitsInPlace checks that
 // these are the logits GetLogitsIth returns.
 func (e *llamaEngine) logits(idx int) []float32 {
-	cctx := *(**C.struct_llama_context)(unsafe.Pointer(e.ctx))
+	cctx := e.cctx()
 	p := C.llama_get_logits_ith(cctx, C.int32_t(idx))
 	if p == nil {
 		return nil
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(p)), e.info.NVocab)
+}
+
+// cctx is the binding's C context (see logits).
+func (e *llamaEngine) cctx() *C.struct_llama_context {
+	return *(**C.struct_llama_context)(unsafe.Pointer(e.ctx))
+}
+
+// setEmbeddings switches llama.cpp's embeddings output. The binding
+// creates every context with it on, and then llama.cpp outputs every
+// token of a batch — the whole vocabulary's logits for each prompt token
+// (47 MB for 366 tokens of a 32k vocabulary) — where a completion needs
+// the last token's only. So it is on for Embed and off otherwise.
+func (e *llamaEngine) setEmbeddings(on bool) {
+	if e.embeddings != on {
+		C.llama_set_embeddings(e.cctx(), C._Bool(on))
+		e.embeddings = on
+	}
 }
 
 // piece is a token's text. The binding allocates for every call, so the
@@ -165,6 +196,7 @@ func (e *llamaEngine) decode(ctx context.Context, seq int, tokens []int, pos int
 
 func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece func(string)) (llamacpp.StopCause, llamacpp.RunUsage, error) {
 	var usage llamacpp.RunUsage
+	e.setEmbeddings(false)
 	tokens, err := e.model.Tokenize(req.Prompt, true, true)
 	if err != nil {
 		return "", usage, fmt.Errorf("tokenize: %w", err)
@@ -347,6 +379,7 @@ func validPrefix(b []byte) int {
 
 func (e *llamaEngine) Embed(ctx context.Context, texts []string) ([][]float32, int, error) {
 	const seq = 0
+	e.setEmbeddings(true)
 	e.ctx.KvCacheSeqRm(seq, 0, -1)
 	e.cache.clear(seq)
 	var total int

@@ -63,6 +63,7 @@ type Options struct {
 	BatchSize  int
 	Slots      int
 	Mmap       bool
+	FlashAttn  string // "auto", "on", "off"
 }
 
 // load is set by engine_llama.go; nil in a build without llama.cpp.
@@ -99,6 +100,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.BatchSize, "batch", 512, "prompt batch size")
 	fs.IntVar(&o.Slots, "slots", 1, "sessions whose KV cache is kept")
 	fs.BoolVar(&o.Mmap, "mmap", true, "memory-map the model file")
+	fs.StringVar(&o.FlashAttn, "flash-attn", "auto", "flash attention: auto, on or off")
 	version := fs.Bool("version", false, "print the version, CPU variant and llama.cpp's CPU features, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -126,6 +128,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if o.Model == "" {
 		fmt.Fprintln(stderr, "openclaw-runner: --model is required")
+		return 2
+	}
+	switch o.FlashAttn {
+	case "auto", "on", "off":
+	default:
+		fmt.Fprintf(stderr, "openclaw-runner: --flash-attn must be auto, on or off, got %q\n", o.FlashAttn)
 		return 2
 	}
 	if o.Threads <= 0 {
