@@ -135,12 +135,13 @@ bench: deps
 ## MODEL=path.gguf (default: the shared stories260K and chat-template test
 ## models, and a synthetic one with Qwen's 151,936-token vocabulary), THREADS=1,
 ## PROMPT=366 tokens, GEN=200 tokens, REPS=10 (the best run, and the median),
-## FA=auto|on|off (flash attention; bench-llama gives llama-bench the same).
+## FA=off|on|auto (flash attention, models.local.flashAttention; bench-llama
+## gives llama-bench the same; FA=both: llama-bench's better of the two).
 THREADS ?= 1
 PROMPT  ?= 366
 GEN     ?= 200
 REPS    ?= 10
-FA      ?= auto
+FA      ?= off
 BENCH_MODELS = $(or $(MODEL),$(wildcard ../shared/models/stories260K.gguf) $(wildcard ../shared/models/llama-2-tiny-random-chatml-tools.gguf))
 bench-local: build
 	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -fa $(FA) -bigvocab $(BENCH_MODELS)

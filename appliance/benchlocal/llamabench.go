@@ -147,10 +147,10 @@ func median(xs []float64) float64 {
 // settings, the better counting.
 func faArg(fa string) string {
 	switch fa {
-	case "off":
-		return "0"
+	case "on", "auto":
+		return "1"
 	case "both":
 		return "0,1"
 	}
-	return "1"
+	return "0"
 }

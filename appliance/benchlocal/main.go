@@ -43,7 +43,7 @@ func run() int {
 	threads := flag.Int("threads", 1, "CPU threads")
 	prompt := flag.Int("prompt", 366, "prompt tokens")
 	gen := flag.Int("gen", 200, "generated tokens")
-	fa := flag.String("fa", "auto", "flash attention: auto, on or off in the runner, llama-bench with the same (auto is on for the CPU in both); both: the runner's default against llama-bench's better setting")
+	fa := flag.String("fa", "off", "flash attention: off, on or auto in the runner, llama-bench with the same (auto is on for the CPU in both); both: the runner's default (off) against llama-bench's better setting")
 	reps := flag.Int("reps", 5, "runs per model (the best is printed, and the median)")
 	llamaRoot := flag.String("llama-root", "", "a root directory with llama-bench (Debian's llama.cpp-tools): compare with it")
 	bigVocab := flag.Bool("bigvocab", false, "also measure a synthetic llama with Qwen's 151,936-token vocabulary (n_embd 128, 1 layer, F16), written to a temporary file: the sampler's share of generation time")
@@ -125,7 +125,7 @@ func writeBigVocab() (string, func(), error) {
 // llama-bench's better setting with the runner's default).
 func runnerFA(fa string) string {
 	if fa == "both" {
-		return "auto"
+		return "off"
 	}
 	return fa
 }

@@ -217,8 +217,8 @@ type LocalModels struct {
 	KeepAlive     string `json:"keepAlive"`     // Go duration, "0" or "-1"
 	CacheBudgetMB int    `json:"cacheBudgetMB"` // KV-cache memory for kept sessions
 	ModelsDir     string `json:"modelsDir"`     // "" = <state-dir>/models
-	// FlashAttention is llama.cpp's flash attention: "auto" (on where the
-	// model supports it), "on" or "off".
+	// FlashAttention is llama.cpp's flash attention: "off" (default),
+	// "on", or "auto" (on where the model supports it).
 	FlashAttention string `json:"flashAttention"`
 }
 

@@ -84,7 +84,7 @@ func TestParseKeepAlive(t *testing.T) {
 func TestLocalRunnerZero(t *testing.T) {
 	r := (&Config{}).LocalRunner()
 	want := LocalRunner{Threads: max(1, min(physicalCores()-1, 4)), ContextSize: DefaultLocalContextSize, BatchSize: DefaultLocalBatchSize,
-		MMap: true, KeepAlive: DefaultLocalKeepAlive, FlashAttention: "auto"}
+		MMap: true, KeepAlive: DefaultLocalKeepAlive, FlashAttention: "off"}
 	if r != want {
 		t.Errorf("LocalRunner = %+v, want %+v", r, want)
 	}

@@ -238,7 +238,7 @@ type LocalRunner struct {
 	// ModelsDir is absolute, ~ expanded; "" means <state dir>/models, which
 	// the gateway knows.
 	ModelsDir string
-	// FlashAttention: "auto", "on" or "off".
+	// FlashAttention: "off" (default), "on" or "auto".
 	FlashAttention string
 }
 
@@ -253,7 +253,7 @@ func (c *Config) LocalRunner() LocalRunner {
 		MMap:           l.MMap == nil || *l.MMap,
 		MLock:          l.MLock,
 		CacheBudget:    int64(l.CacheBudgetMB) << 20,
-		FlashAttention: cmp.Or(l.FlashAttention, "auto"),
+		FlashAttention: cmp.Or(l.FlashAttention, "off"),
 	}
 	if r.Threads <= 0 {
 		// One core is left to the gateway and the system: llama.cpp's

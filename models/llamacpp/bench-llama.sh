@@ -29,4 +29,4 @@ if [ ! -x "$LLAMA_ROOT/usr/bin/llama-bench" ]; then
   echo "bench-llama: root ready in $(( $(date +%s) - start ))s" >&2
 fi
 echo "bench-llama: $(chroot "$LLAMA_ROOT" dpkg-query -W -f '${Package} ${Version}' llama.cpp-tools), threads $THREADS, prompt $PROMPT, gen $GEN, best of $REPS runs" >&2
-exec "$GO" run ./appliance/benchlocal -runner "$BIN/openclaw-runner" -threads "$THREADS" -prompt "$PROMPT" -gen "$GEN" -reps "$REPS" -fa "${FA:-auto}" -llama-root "$LLAMA_ROOT" "$@"
+exec "$GO" run ./appliance/benchlocal -runner "$BIN/openclaw-runner" -threads "$THREADS" -prompt "$PROMPT" -gen "$GEN" -reps "$REPS" -fa "${FA:-off}" -llama-root "$LLAMA_ROOT" "$@"

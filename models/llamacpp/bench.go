@@ -18,7 +18,7 @@ type BenchOptions struct {
 	PromptTokens int // prompt length, BOS included (llama-bench -p N / -d N)
 	GenTokens    int // tokens generated after it (llama-bench -n N)
 	Reps         int // runs; the best is reported (and the median)
-	FlashAttn    string // "auto" (""), "on", "off"
+	FlashAttn    string // "off" (""), "on", "auto"
 	// Command starts a fixed runner (tests); nil: the variant the gateway
 	// would start (FindRunners, with its fallback).
 	Command func(args ...string) *exec.Cmd
@@ -70,7 +70,7 @@ func SpeedTest(ctx context.Context, o BenchOptions) (BenchResult, error) {
 		opts: RunnerOptions{Threads: o.Threads, ContextLen: o.PromptTokens + o.GenTokens + 64, BatchSize: 512, Slots: 1, Mmap: true, FlashAttn: o.FlashAttn},
 	}
 	defer p.stop()
-	res := BenchResult{Model: o.Model, Threads: o.Threads, FlashAttn: cmp.Or(o.FlashAttn, "auto")}
+	res := BenchResult{Model: o.Model, Threads: o.Threads, FlashAttn: cmp.Or(o.FlashAttn, "off")}
 	var sampleMS, genMS float64
 	for rep := range o.Reps {
 		prompt, n, err := promptOf(ctx, p, o.PromptTokens, rep)

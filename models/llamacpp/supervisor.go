@@ -29,7 +29,7 @@ type RunnerOptions struct {
 	BatchSize  int  // default 512
 	Slots      int  // sessions whose KV cache is kept (default 1)
 	Mmap       bool // memory-map the model file
-	// FlashAttn is llama.cpp's flash attention: "auto" (""), "on", "off".
+	// FlashAttn is llama.cpp's flash attention: "off" (""), "on", "auto".
 	FlashAttn string
 }
 
@@ -42,7 +42,7 @@ func (o RunnerOptions) args(path string) []string {
 		"--batch", strconv.Itoa(o.BatchSize),
 		"--slots", strconv.Itoa(max(o.Slots, 1)),
 		"--mmap=" + strconv.FormatBool(o.Mmap),
-		"--flash-attn=" + cmp.Or(o.FlashAttn, "auto"),
+		"--flash-attn=" + cmp.Or(o.FlashAttn, "off"),
 	}
 }
 

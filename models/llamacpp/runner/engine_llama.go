@@ -84,16 +84,16 @@ func loadLlama(o Options) (Engine, error) {
 	}
 	o.ContextLen = max(o.ContextLen, 256)
 	o.BatchSize = max(o.BatchSize, 32)
-	// Flash attention (models.local.flashAttention, default auto: where
-	// llama.cpp supports it for the model). On the CPU it made prompt
-	// processing of stories260K 1.8× faster and its generation slower
-	// (heads of 8 dimensions); llama-bench shows the same.
-	fa := ml.FlashAttentionAuto
+	// Flash attention (models.local.flashAttention), off by default: this
+	// binding's llama.cpp (ollama v0.17.4) has a CPU flash-attention
+	// kernel that ran stories260K at 0.15× of current llama.cpp's with it
+	// on (make bench-llama FA=on), against 0.8-0.9× with it off.
+	fa := ml.FlashAttentionDisabled
 	switch o.FlashAttn {
 	case "on":
 		fa = ml.FlashAttentionEnabled
-	case "off":
-		fa = ml.FlashAttentionDisabled
+	case "auto":
+		fa = ml.FlashAttentionAuto
 	}
 	params := llama.NewContextParams(o.ContextLen*o.Slots, o.BatchSize, o.Slots, o.Threads, fa, "")
 	c, err := llama.NewContextWithModel(m, params)

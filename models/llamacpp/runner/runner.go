@@ -100,7 +100,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.BatchSize, "batch", 512, "prompt batch size")
 	fs.IntVar(&o.Slots, "slots", 1, "sessions whose KV cache is kept")
 	fs.BoolVar(&o.Mmap, "mmap", true, "memory-map the model file")
-	fs.StringVar(&o.FlashAttn, "flash-attn", "auto", "flash attention: auto, on or off")
+	fs.StringVar(&o.FlashAttn, "flash-attn", "off", "flash attention: off, on or auto")
 	version := fs.Bool("version", false, "print the version, CPU variant and llama.cpp's CPU features, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
