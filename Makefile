@@ -31,9 +31,9 @@ deps:
 # build for a binary that runs on any x86-64.
 # (Both are worked out once, on first use: `go run` of a small pure-Go helper.)
 ifeq ($(origin RUNNER_VARIANT),undefined)
-RUNNER_VARIANT = $(eval RUNNER_VARIANT := $$(firstword $$(shell $(GO) run ./appliance/runnervariant host)))$(RUNNER_VARIANT)
+RUNNER_VARIANT = $(eval RUNNER_VARIANT := $$(firstword $$(shell GOOS= GOARCH= $(GO) run ./appliance/runnervariant host)))$(RUNNER_VARIANT)
 endif
-RUNNER_CFLAGS = $(eval RUNNER_CFLAGS := $$(shell $(GO) run ./appliance/runnervariant flags $(RUNNER_VARIANT)))$(RUNNER_CFLAGS)
+RUNNER_CFLAGS = $(eval RUNNER_CFLAGS := $$(shell GOOS= GOARCH= $(GO) run ./appliance/runnervariant flags $(RUNNER_VARIANT)))$(RUNNER_CFLAGS)
 RUNNER_ENV    = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo, for this CPU) and bin/openclaw
@@ -176,10 +176,10 @@ release: deps
 runner-variants:
 	@set -e; cross=""; \
 	if [ "$(GOARCH)" = arm64 ] && [ "$$($(GO) env GOHOSTARCH)" != arm64 ]; then cross="CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ CGO_CPPFLAGS=-idirafter/usr/local/include"; fi; \
-	names="$$($(GO) run ./appliance/runnervariant list $(GOARCH))"; base="$${names##* }"; \
+	names="$$(GOOS= GOARCH= $(GO) run ./appliance/runnervariant list $(GOARCH))"; base="$${names##* }"; \
 	for v in $$names; do \
 	  f=openclaw-runner-$$v; [ "$$v" = "$$base" ] && f=openclaw-runner; \
-	  flags="$$($(GO) run ./appliance/runnervariant flags $$v)"; start=$$(date +%s); \
+	  flags="$$(GOOS= GOARCH= $(GO) run ./appliance/runnervariant flags $$v)"; start=$$(date +%s); \
 	  env CGO_ENABLED=1 GOOS=linux GOARCH=$(GOARCH) $$cross CGO_CFLAGS="$$flags" CGO_CXXFLAGS="$$flags" \
 	    $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$$v" -o $(OUT)/$$f ./appliance/runner; \
 	  echo "runner-variants: $(OUT)/$$f ($$v: $$flags) in $$(( $$(date +%s) - start ))s"; \

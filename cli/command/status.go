@@ -93,7 +93,7 @@ func (a *app) printStatusAll(s statusAll) {
 	fmt.Fprintf(tw, "cli	openclaw %s\n", s.CLIVersion)
 	for _, b := range s.Status.RunnerBuilds {
 		if b.State != "next" && b.State != "unusable" { // those two are in the status
-			fmt.Fprintf(tw, "runner build	%s (%s): %s%s\n", b.Path, orDash(b.Variant), b.State, prefixed(": ", oneLine(b.Why)))
+			fmt.Fprintf(tw, "runner build	%s (%s): %s%s\n", api.EscapeControl(b.Path), api.EscapeControl(orDash(b.Variant)), api.EscapeControl(b.State), prefixed(": ", oneLine(api.EscapeControl(b.Why))))
 		}
 	}
 	switch {
@@ -150,11 +150,11 @@ func (a *app) printStatus(st *api.Status) {
 		fmt.Fprintf(tw, "last failover\t%s (%s)\n", oneLine(st.LastFailover), relTime(a.now(), st.LastFailoverAt))
 	}
 	for _, r := range st.Runners {
-		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens%s)\n", r.Model, r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen, prefixed(", variant ", r.Variant))
+		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens%s)\n", api.EscapeControl(r.Model), r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen, prefixed(", variant ", api.EscapeControl(r.Variant)))
 	}
 	switch {
 	case st.LocalRunnerError != "":
-		fmt.Fprintf(tw, "local runner\t%s\n", oneLine(st.LocalRunnerError))
+		fmt.Fprintf(tw, "local runner\t%s\n", oneLine(api.EscapeControl(st.LocalRunnerError)))
 	case st.LocalRunner != "":
 		v := st.LocalRunnerVariant
 		if v == "" {
@@ -163,14 +163,14 @@ func (a *app) printStatus(st *api.Status) {
 		if st.BestVariant != "" && st.LocalRunnerVariant != "" && st.LocalRunnerVariant != st.BestVariant {
 			v += "; this CPU can run " + st.BestVariant + ": see openclaw doctor"
 		}
-		fmt.Fprintf(tw, "local runner\t%s (%s)\n", st.LocalRunner, v)
+		fmt.Fprintf(tw, "local runner\t%s (%s)\n", api.EscapeControl(st.LocalRunner), api.EscapeControl(v))
 	}
 	if len(st.CPUFeatures) > 0 {
-		fmt.Fprintf(tw, "cpu\t%s\n", strings.Join(st.CPUFeatures, " "))
+		fmt.Fprintf(tw, "cpu\t%s\n", api.EscapeControl(strings.Join(st.CPUFeatures, " ")))
 	}
 	for _, b := range st.RunnerBuilds {
 		if b.State == "unusable" {
-			fmt.Fprintf(tw, "runner build\t%s: %s%s\n", b.Path, b.State, prefixed(": ", oneLine(b.Why)))
+			fmt.Fprintf(tw, "runner build\t%s: %s%s\n", api.EscapeControl(b.Path), api.EscapeControl(b.State), prefixed(": ", oneLine(api.EscapeControl(b.Why))))
 		}
 	}
 	if st.LastError != "" {

@@ -258,7 +258,7 @@ type RunnerBuild struct {
 	Variant string `json:"variant,omitempty"`
 	// State: "next" (what the next start uses), "fallback", "unusable"
 	// (it died of SIGILL or said this CPU lacks its instructions: not
-	// started again until the gateway restarts), "skipped" (this CPU
+	// started again until the file changes or the gateway restarts), "skipped" (this CPU
 	// lacks what it needs).
 	State string `json:"state"`
 	Why   string `json:"why,omitempty"`

@@ -486,7 +486,7 @@ func runnerCheck(st *api.Status) []api.DoctorCheck {
 		}
 	}
 	if len(bad) > 0 {
-		cs = append(cs, warn(NameRunnerBuilds, "cannot run on this CPU, skipped until the gateway restarts: "+strings.Join(bad, "; "),
+		cs = append(cs, warn(NameRunnerBuilds, "cannot run on this CPU, skipped until the file changes or the gateway restarts: "+strings.Join(bad, "; "),
 			"remove or rebuild those files (`make build` on this machine); the next build is used meanwhile"))
 	}
 	return cs

@@ -15,9 +15,9 @@ import (
 type BenchOptions struct {
 	Model        string // GGUF file
 	Threads      int
-	PromptTokens int // prompt length, BOS included (llama-bench -p N / -d N)
-	GenTokens    int // tokens generated after it (llama-bench -n N)
-	Reps         int // runs; the best is reported (and the median)
+	PromptTokens int    // prompt length, BOS included (llama-bench -p N / -d N)
+	GenTokens    int    // tokens generated after it (llama-bench -n N)
+	Reps         int    // runs; the best is reported (and the median)
 	FlashAttn    string // "off" (""), "on", "auto"
 	// Command starts a fixed runner (tests); nil: the variant the gateway
 	// would start (FindRunners, with its fallback).

@@ -141,7 +141,7 @@ type Pool struct {
 
 // Unusable lists the runner binaries found unable to run on this CPU (they
 // died of SIGILL or said so), path → why; they are not started again until
-// the gateway restarts.
+// the file changes or the gateway restarts.
 func (p *Pool) Unusable() map[string]string { return p.unusable.all() }
 
 // NewPool returns an empty pool; nothing starts until a model is used.

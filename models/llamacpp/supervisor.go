@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,17 +123,23 @@ func (p *process) start(ctx context.Context) (*running, error) {
 		return nil, &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local", Message: err.Error()}
 	}
 	var refused []string
-	for _, b := range bins {
+	for i, b := range bins {
 		if why := p.unusable.get(b.Path); why != "" {
 			refused = append(refused, filepath.Base(b.Path)+": "+why)
 			continue
 		}
+		// The last build is never marked: there is nothing to fall back
+		// to, and a rebuilt file must work without a gateway restart.
+		b.last = i == len(bins)-1
 		r, err := p.startOne(ctx, b, func(args ...string) *exec.Cmd { return exec.Command(b.Path, args...) })
 		if errors.Is(err, errUnusable) {
 			why := strings.TrimPrefix(err.Error(), errUnusable.Error()+": ")
-			p.unusable.mark(b.Path, why)
-			p.log.Warn("local runner build cannot run on this CPU; trying the next", "runner", b.Path, "why", why)
 			refused = append(refused, filepath.Base(b.Path)+": "+why)
+			if b.last {
+				break
+			}
+			p.unusable.mark(b.Path, why)
+			p.log.Warn("local runner build cannot run here; trying the next", "runner", b.Path, "why", why)
 			continue
 		}
 		return r, err
@@ -199,11 +206,19 @@ func (p *process) startOne(ctx context.Context, bin RunnerBinary, command func(a
 		// runner that dies while loading must not deadlock the gateway.
 		waitErr := cmd.Wait()
 		r.exitMsg = describeExit(waitErr, tail.lastLine())
-		if r.badCPU = wrongCPU(waitErr); r.badCPU && bin.Path != "" && !first {
-			// It loaded, then hit an instruction this CPU lacks: never
-			// start this build again; the next start tries the next.
-			p.unusable.mark(bin.Path, r.exitMsg)
-			p.log.Warn("local runner build died of an instruction this CPU lacks; the next start uses the next build", "runner", bin.Path, "why", r.exitMsg)
+		switch {
+		case first:
+			// Before ready: SIGILL or "this CPU lacks", or a build that
+			// refuses this gateway's command line (exit 2: an older build).
+			r.badCPU = wrongCPU(waitErr) || usageExit(waitErr)
+		case wrongCPU(waitErr) && !provenHere(r.info.Variant):
+			// It loaded, then hit an instruction this CPU lacks; a build
+			// whose variant this CPU fully supports merely crashed.
+			r.badCPU = true
+			if bin.Path != "" && !bin.last {
+				p.unusable.mark(bin.Path, r.exitMsg)
+				p.log.Warn("local runner build died of an instruction this CPU lacks; the next start uses the next build", "runner", bin.Path, "why", r.exitMsg)
+			}
 		}
 		close(r.exited)
 		if first {
@@ -249,12 +264,12 @@ func describeExit(err error, lastStderr string) string {
 // Cancelling ctx sends OpCancel and returns ctx.Err() once the runner
 // confirms (or at once if it died).
 func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) error {
-	for {
+	for try := 0; ; try++ {
 		replied := false
 		err := p.callOnce(ctx, req, func(rep Reply) bool { replied = true; return on(rep) })
 		var bad *badCPUError
-		if errors.As(err, &bad) && !replied && ctx.Err() == nil && p.command == nil {
-			continue // that build is marked unusable; ensure starts the next
+		if errors.As(err, &bad) && !replied && ctx.Err() == nil && p.command == nil && try == 0 {
+			continue // that build is marked unusable; ensure starts the next (once)
 		}
 		var wrapped error = err
 		if bad != nil {
@@ -497,33 +512,55 @@ func isExecutable(path string) error {
 }
 
 // unusableSet remembers the runner binaries that cannot run on this CPU,
-// for the gateway's lifetime (a rebuilt binary is a new gateway start
-// away; restarting the gateway forgets).
+// each as the file it was (a rebuilt or replaced file is tried again; a
+// restart forgets them all).
 type unusableSet struct {
 	mu  sync.Mutex
-	why map[string]string
+	why map[string]unusable // by path
 }
 
 func (u *unusableSet) mark(path, why string) {
+	key, err := fileKey(path)
+	if err != nil {
+		return // gone: nothing to skip
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.why == nil {
-		u.why = make(map[string]string)
+		u.why = make(map[string]unusable)
 	}
-	u.why[path] = why
+	u.why[path] = unusable{key: key, why: why}
 }
 
+// get says why path cannot run, or "" — also when the file changed since
+// (a rebuilt file is tried again without a gateway restart).
 func (u *unusableSet) get(path string) string {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.why[path]
+	e, ok := u.why[path]
+	u.mu.Unlock()
+	if !ok {
+		return ""
+	}
+	if key, err := fileKey(path); err != nil || key != e.key {
+		return ""
+	}
+	return e.why
 }
 
 func (u *unusableSet) all() map[string]string {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	return maps.Clone(u.why)
+	paths := slices.Collect(maps.Keys(u.why))
+	u.mu.Unlock()
+	out := make(map[string]string)
+	for _, p := range paths {
+		if why := u.get(p); why != "" {
+			out[p] = why
+		}
+	}
+	return out
 }
+
+type unusable struct{ key, why string }
 
 // processRSS is a process's resident set size (VmRSS of /proc/PID/status on
 // Linux), or 0 where that cannot be read (other systems, a process gone).
@@ -542,4 +579,17 @@ func processRSS(pid int) int64 {
 		}
 	}
 	return 0
+}
+
+// usageExit reports a runner that exited 2: it refused its command line.
+func usageExit(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee) && ee.ExitCode() == 2
+}
+
+// provenHere reports whether variant is a known build whose instructions
+// this CPU all has: a SIGILL from it is a crash, not a wrong build.
+func provenHere(variant string) bool {
+	v, ok := VariantByName(variant)
+	return ok && len(v.Missing(cpuFeatures())) == 0
 }

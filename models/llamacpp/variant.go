@@ -189,6 +189,8 @@ type RunnerBinary struct {
 	// (openclaw-runner-<variant>); "" for the plain openclaw-runner, which
 	// reports its variant when it starts.
 	Variant string `json:"variant,omitempty"`
+	// last: nothing to fall back to after it (the supervisor sets it).
+	last bool
 }
 
 // VariantEnv names the environment variable that makes the gateway start
@@ -229,7 +231,7 @@ func runnersBeside(anchor, goarch string, have []string, only string) (try []Run
 			return nil, nil, fmt.Errorf("%s=%s: no such runner variant for %s (known: %s)", VariantEnv, only, goarch, strings.Join(names, ", "))
 		}
 		p := filepath.Join(dir, RunnerName+"-"+v.Name)
-		if err := isExecutable(p); err != nil {
+		if err := trustedExecutable(p); err != nil {
 			return nil, nil, fmt.Errorf("%s=%s: %s: %w", VariantEnv, only, p, err)
 		}
 		if m := v.Missing(have); len(m) > 0 {
@@ -239,8 +241,8 @@ func runnersBeside(anchor, goarch string, have []string, only string) (try []Run
 	}
 	for _, v := range VariantsFor(goarch) {
 		p := filepath.Join(dir, RunnerName+"-"+v.Name)
-		if isExecutable(p) != nil {
-			continue
+		if trustedExecutable(p) != nil {
+			continue // absent, or a file others could have put there
 		}
 		if m := v.Missing(have); len(m) > 0 {
 			skipped = append(skipped, FoundVariant{RunnerBinary: RunnerBinary{Path: p, Variant: v.Name}, Missing: m})
@@ -249,6 +251,27 @@ func runnersBeside(anchor, goarch string, have []string, only string) (try []Run
 		try = append(try, RunnerBinary{Path: p, Variant: v.Name})
 	}
 	return append(try, RunnerBinary{Path: anchor}), skipped, nil
+}
+
+// trustedExecutable is isExecutable for a variant file, which the gateway
+// starts on its own (the runner itself was named by the user or the
+// install): it and its directory must belong to this user or root and be
+// writable by no one else, so a file dropped beside a runner in /tmp or a
+// shared directory is never run.
+func trustedExecutable(path string) error {
+	if err := isExecutable(path); err != nil {
+		return err
+	}
+	for _, p := range []string{path, filepath.Dir(path)} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if err := ownedSafely(fi); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	return nil
 }
 
 // ExitUnsupportedCPU is the exit status of a runner started on a CPU that
@@ -265,7 +288,8 @@ type BuildState struct {
 	Path    string `json:"path"`
 	Variant string `json:"variant,omitempty"`
 	// State: "next" (the build the next start uses, or the one running),
-	// "fallback" (used if the ones before it cannot run), "unusable"
+	// "fallback" (used if the ones before it cannot run), "failing" (its
+	// --version failed: the start will say why), "unusable"
 	// (it died of SIGILL or said this CPU lacks its instructions),
 	// "skipped" (this CPU lacks what it needs: never started).
 	State string `json:"state"`
@@ -308,7 +332,7 @@ func (p *Pool) Report() (RunnerReport, error) {
 				p.unusable.mark(b.Path, strings.TrimPrefix(err.Error(), errUnusable.Error()+": "))
 				st.State, st.Why = "unusable", p.unusable.get(b.Path)
 			} else {
-				st.Why = err.Error()
+				st.State, st.Why = "failing", err.Error()
 			}
 		} else {
 			st.Variant = cmp.Or(st.Variant, info.Variant)
@@ -331,24 +355,46 @@ type runnerVersion struct {
 	Variant, CPUFeatures string
 }
 
-var probeCache sync.Map // "path size mtime" → runnerVersion
+// probed is a probe's outcome, failures included (a build that hangs or
+// fails on --version is not run again for every status call).
+type probed struct {
+	v   runnerVersion
+	err error
+}
+
+var probeCache sync.Map // fileKey → probed
 
 // probeRunner runs `path --version` (5 s at most), once per file version.
 // An error wrapping errUnusable means the build cannot run on this CPU.
 func probeRunner(path string) (runnerVersion, error) {
-	fi, err := os.Stat(path)
+	key, err := fileKey(path)
 	if err != nil {
 		return runnerVersion{}, err
 	}
-	key := fmt.Sprint(path, " ", fi.Size(), " ", fi.ModTime().UnixNano())
 	if v, ok := probeCache.Load(key); ok {
-		return v.(runnerVersion), nil
+		return v.(probed).v, v.(probed).err
 	}
+	v, err := runVersion(path)
+	probeCache.Store(key, probed{v, err})
+	return v, err
+}
+
+// fileKey names one version of a file: path, size and modification time.
+func fileKey(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprint(path, " ", fi.Size(), " ", fi.ModTime().UnixNano()), nil
+}
+
+func runVersion(path string) (runnerVersion, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, path, "--version")
 	cmd.Stderr = &stderr
+	cmd.WaitDelay = time.Second // a child that keeps the pipes open
 	out, err := cmd.Output()
 	if err != nil {
 		msg := describeExit(err, lastLine(stderr.String()))
@@ -367,7 +413,6 @@ func probeRunner(path string) (runnerVersion, error) {
 		}
 		v.CPUFeatures = feats
 	}
-	probeCache.Store(key, v)
 	return v, nil
 }
 

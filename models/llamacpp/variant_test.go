@@ -233,28 +233,112 @@ func TestVariantFallback(t *testing.T) {
 }
 
 // TestVariantFallbackMidTurn: a build that loads, then dies of SIGILL on
-// the first request (an instruction only a kernel uses), is marked unusable
-// and the request is sent again to the next build: the turn is answered.
+// the first request, is marked unusable and the request is sent again to
+// the next build (once) when the variant it reported is not one this CPU
+// is known to run; a build this CPU fully supports that dies so has merely
+// crashed: the turn fails as any runner crash does, nothing is marked, and
+// the next message starts it again.
 func TestVariantFallbackMidTurn(t *testing.T) {
-	dir := t.TempDir()
-	_, log := variantDir(t, `echo best >> `+filepath.Join(dir, "best.log")+`
-echo '{"type":"ready","info":{"path":"x","contextLen":512,"slots":1}}'
+	for _, tc := range []struct {
+		name, variant string
+		fallback      bool
+	}{
+		{"unknown variant", "some-other-build", true},
+		{"supported variant crashes", "", false}, // takes its file's name: the best, supported
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			info := `{"path":"x","contextLen":512,"slots":1}`
+			if tc.variant != "" {
+				info = `{"path":"x","contextLen":512,"slots":1,"variant":"` + tc.variant + `"}`
+			}
+			_, log := variantDir(t, `echo best >> `+filepath.Join(dir, "best.log")+`
+echo '{"type":"ready","info":`+info+`}'
 read line
 kill -ILL $$`)
-	model := fakeGGUF(t)
-	pool := llamacpp.NewPool(llamacpp.Config{KeepAlive: -1, Greedy: true})
+			pool := llamacpp.NewPool(llamacpp.Config{KeepAlive: -1, Greedy: true})
+			defer pool.Close()
+			p := pool.Model("local", "m", fakeGGUF(t))
+			if !tc.fallback {
+				_, _, err := stream(context.Background(), p, "quick", nil)
+				if err == nil || !strings.Contains(err.Error(), "illegal instruction") || len(pool.Unusable()) != 0 {
+					t.Fatalf("crash of a supported build: %v; unusable %v", err, pool.Unusable())
+				}
+				_, _, _ = stream(context.Background(), p, "quick", nil)
+				if got := readLog(t, filepath.Join(dir, "best.log")); len(got) != 2 {
+					t.Fatalf("best build started %d times, want 2 (not marked)", len(got))
+				}
+				return
+			}
+			if got := quickTurn(t, p); got != "done" {
+				t.Fatalf("reply %q", got)
+			}
+			if got := readLog(t, filepath.Join(dir, "best.log")); len(got) != 1 {
+				t.Fatalf("best variant started %d times", len(got))
+			}
+			if got := readLog(t, log); len(got) == 0 || got[len(got)-1] != "plain" {
+				t.Fatalf("starts after it: %v", got)
+			}
+			best := llamacpp.VariantsFor(runtime.GOARCH)[0].Name
+			if why := pool.Unusable()[filepath.Join(filepath.Dir(os.Getenv(llamacpp.RunnerEnv)), llamacpp.RunnerName+"-"+best)]; !strings.Contains(why, "illegal instruction") {
+				t.Fatalf("unusable: %v", pool.Unusable())
+			}
+		})
+	}
+}
+
+// TestEveryBuildCrashes: when every build, the plain one too, dies of
+// SIGILL at start, the turn fails with a message that names them, the
+// plain runner is not marked (a rebuilt one works without a restart), and
+// the loop ends.
+func TestEveryBuildCrashes(t *testing.T) {
+	dir, log := variantDir(t, "")
+	writeScript(t, filepath.Join(dir, llamacpp.RunnerName), "echo plain >> "+log+"\nkill -ILL $$")
+	pool := llamacpp.NewPool(llamacpp.Config{KeepAlive: -1})
 	defer pool.Close()
-	if got := quickTurn(t, pool.Model("local", "m", model)); got != "done" {
-		t.Fatalf("reply %q", got)
+	p := pool.Model("local", "m", fakeGGUF(t))
+	_, _, err := stream(context.Background(), p, "quick", nil)
+	if err == nil || !strings.Contains(err.Error(), "no openclaw-runner build runs on this CPU") {
+		t.Fatalf("err = %v", err)
 	}
-	if got := readLog(t, filepath.Join(dir, "best.log")); len(got) != 1 {
-		t.Fatalf("best variant started %d times", len(got))
+	vs := llamacpp.VariantsFor(runtime.GOARCH)
+	if un := pool.Unusable(); len(un) != len(vs)-1 {
+		t.Fatalf("unusable %v: the plain runner must not be marked", un)
 	}
-	if got := readLog(t, log); len(got) == 0 || got[len(got)-1] != "plain" {
-		t.Fatalf("starts after it: %v", got)
+	_, _, _ = stream(context.Background(), p, "quick", nil)
+	starts := readLog(t, log)
+	if n := strings.Count(strings.Join(starts, " "), "plain"); n != 2 {
+		t.Fatalf("starts %v: the plain runner should be tried on each message", starts)
 	}
-	best := llamacpp.VariantsFor(runtime.GOARCH)[0].Name
-	if why := pool.Unusable()[filepath.Join(filepath.Dir(os.Getenv(llamacpp.RunnerEnv)), llamacpp.RunnerName+"-"+best)]; !strings.Contains(why, "illegal instruction") {
-		t.Fatalf("unusable: %v", pool.Unusable())
+}
+
+// TestVariantFilesMustBeTrusted: a variant file others may write (or in a
+// directory others may write) is never started.
+func TestVariantFilesMustBeTrusted(t *testing.T) {
+	dir, log := variantDir(t, "")
+	best := filepath.Join(dir, llamacpp.RunnerName+"-"+llamacpp.VariantsFor(runtime.GOARCH)[0].Name)
+	if err := os.Chmod(best, 0o777); err != nil {
+		t.Fatal(err)
 	}
+	try, _, err := llamacpp.FindRunners()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range try {
+		if b.Path == best {
+			t.Fatalf("a world-writable variant file is tried: %v", try)
+		}
+	}
+	if err := os.Chmod(best, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chmod(dir, 0o700)
+	try, _, _ = llamacpp.FindRunners()
+	if len(try) != 1 || filepath.Base(try[0].Path) != llamacpp.RunnerName {
+		t.Fatalf("variants in a world-writable directory are tried: %v", try)
+	}
+	_ = log
 }

@@ -294,7 +294,13 @@ loop:
 		t0 := time.Now()
 		var tok int
 		if gsampler != nil {
-			tok = gsampler.sample(e.logits(idx))
+			logits := e.logits(idx)
+			if logits == nil {
+				e.ctx.KvCacheSeqRm(dst, 0, -1)
+				e.cache.clear(dst)
+				return "", usage, fmt.Errorf("llama.cpp returned no logits for batch index %d", idx)
+			}
+			tok = gsampler.sample(logits)
 			gsampler.accept(tok)
 		} else {
 			tok = lsampler.Sample(e.ctx, idx)

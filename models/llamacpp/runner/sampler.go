@@ -17,7 +17,10 @@ import (
 // (Qwen's) costs about a third of a small model's decode; here top-k is one
 // pass with a k-element heap and nothing is allocated per token. A
 // completion with a grammar (tool-call arguments) still uses llama.cpp's
-// sampler, which owns the grammar.
+// sampler, which owns the grammar. Edge values follow llama.cpp: top-k ≤ 0
+// is off (bounded here by maxTopK), min-p ≥ 1 keeps the likeliest token
+// only; top-p 0 is off (the protocol's unset value), where llama.cpp would
+// keep one token.
 type sampler struct {
 	topK    int
 	topP    float32
@@ -40,10 +43,6 @@ type cand struct {
 // penalty looks at (llama.cpp's penalty_last_n as the runner set it).
 const penaltyWindow = 64
 
-// defaultTopK bounds the candidates when a request sets no top-k: the
-// draw then still happens among the 40 likeliest (llama.cpp's default).
-const defaultTopK = 40
-
 // maxTopK bounds the heap whatever a request asks (the caller also caps
 // it at the vocabulary size): top-k beyond a few hundred changes nothing
 // that top-p and min-p do not cut anyway.
@@ -51,7 +50,7 @@ const maxTopK = 1 << 16
 
 func newSampler(topK int, topP, minP, temp, penalty float32, seed uint32) *sampler {
 	if topK <= 0 {
-		topK = defaultTopK
+		topK = maxTopK // llama.cpp: top-k off
 	}
 	topK = min(topK, maxTopK) // a request's top-k sizes the heap
 	s64 := uint64(seed)
@@ -114,7 +113,9 @@ func (s *sampler) sample(logits []float32) int {
 			}
 		}
 	}
-	if s.minP > 0 && s.minP < 1 {
+	if s.minP >= 1 {
+		keep = 1 // llama.cpp: only the likeliest passes
+	} else if s.minP > 0 {
 		floor := c[0].p * float64(s.minP)
 		for i := 1; i < keep; i++ {
 			if c[i].p < floor {

@@ -182,3 +182,22 @@ func TestSamplerHugeTopK(t *testing.T) {
 		t.Fatalf("%d candidates from 3 logits", got)
 	}
 }
+
+// TestSamplerEdges: top-k ≤ 0 is off (every token can be drawn), min-p ≥ 1
+// keeps only the likeliest, as in llama.cpp.
+func TestSamplerEdges(t *testing.T) {
+	s := newSampler(0, 1, 0, 1, 1, 5)
+	seen := map[int]bool{}
+	for range 2000 {
+		seen[s.sample(logitsOf(1, 1, 1, 1, 1))] = true
+	}
+	if len(seen) != 5 {
+		t.Fatalf("top-k 0: drew %d of 5 equal tokens", len(seen))
+	}
+	s = newSampler(40, 1, 1, 1, 1, 5)
+	for range 100 {
+		if got := s.sample(logitsOf(1, 3, 2.9)); got != 1 {
+			t.Fatalf("min-p 1: %d", got)
+		}
+	}
+}
