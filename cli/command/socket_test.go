@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
@@ -237,5 +239,26 @@ func TestDefaultSocketInStateDir(t *testing.T) {
 	t.Setenv("OPENCLAW_STATE_DIR", "")
 	if got := filepath.Base(filepath.Dir(client.DefaultSocket())); got != config.DefaultStateDirName {
 		t.Errorf("client.DefaultSocket() is in %q; want the default state dir %q", got, config.DefaultStateDirName)
+	}
+}
+
+// TestStatusEscapesRunnerText: what a runner build printed (its stderr's
+// last line, which a model file's metadata can fill) reaches the terminal
+// with its control characters escaped.
+func TestStatusEscapesRunnerText(t *testing.T) {
+	var out strings.Builder
+	a := &app{stdout: &out, stderr: io.Discard, now: time.Now}
+	evil := "died\x1b]0;pwned\a\x1b[2J"
+	a.printStatus(&api.Status{Version: "1.0", LocalRunner: "/usr/bin/openclaw-runner", LocalRunnerVariant: "x86-64\x1b[31m",
+		CPUFeatures: []string{"avx2"}, BestVariant: "x86-64-v3",
+		RunnerBuilds: []api.RunnerBuild{{Path: "/usr/bin/openclaw-runner-x86-64-v3", State: "unusable", Why: evil}},
+		Runners:      []api.Runner{{Model: "/m.gguf\x1b[1A", Variant: "v\x07"}}})
+	if strings.ContainsAny(out.String(), "\x1b\a\x07") {
+		t.Fatalf("control characters reach the terminal:\n%q", out.String())
+	}
+	for _, want := range []string{"runner build", "unusable", "this CPU can run x86-64-v3", "cpu"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("status lacks %q:\n%s", want, out.String())
+		}
 	}
 }
