@@ -315,7 +315,9 @@ loop:
 		pending = append(pending, e.piece(tok)...)
 		valid := validPrefix(pending)
 		out.Write(pending[:valid])
-		pending = pending[valid:]
+		// Keep the incomplete tail at the front: re-slicing past it would
+		// leave no capacity, and the next append would allocate.
+		pending = pending[:copy(pending, pending[valid:])]
 		if s := out.String(); len(req.Stop) > 0 {
 			for _, st := range req.Stop {
 				if st == "" {
