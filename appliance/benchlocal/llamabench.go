@@ -103,7 +103,7 @@ func llamaBench(ctx context.Context, root, model string, threads, prompt, gen, r
 	res.Backend = backend
 	for _, l := range pp {
 		if v := slices.Max(l.Samples); v > res.PromptTokPerSec {
-			res.PromptTokPerSec, res.PromptMedian, res.PromptFlashAttn = v, median(l.Samples), truthy(l.FlashAttn)
+			res.PromptTokPerSec, res.PromptMedian, res.PromptFlashAttn = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn)
 		}
 	}
 	tg, _, err := run("-p", "0", "-n", strconv.Itoa(gen), "-d", strconv.Itoa(prompt))
@@ -112,7 +112,7 @@ func llamaBench(ctx context.Context, root, model string, threads, prompt, gen, r
 	}
 	for _, l := range tg {
 		if v := slices.Max(l.Samples); v > res.GenTokPerSec {
-			res.GenTokPerSec, res.GenMedian, res.GenFlashAttn = v, median(l.Samples), truthy(l.FlashAttn)
+			res.GenTokPerSec, res.GenMedian, res.GenFlashAttn = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn)
 		}
 	}
 	return res, nil
@@ -128,18 +128,6 @@ func truthy(v any) bool {
 		return x == "1" || x == "true" || x == "on"
 	}
 	return false
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s) == 0 {
-		return 0
-	}
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // faArg is llama-bench's -fa for the runner's setting: the same one (auto

@@ -109,7 +109,7 @@ func SpeedTest(ctx context.Context, o BenchOptions) (BenchResult, error) {
 		genMS += u.GenerateMS
 	}
 	res.GenTokPerSec, res.PromptTokPerSec = slices.Max(res.GenSamples), slices.Max(res.PromptSamples)
-	res.GenMedian, res.PromptMedian = median(res.GenSamples), median(res.PromptSamples)
+	res.GenMedian, res.PromptMedian = Median(res.GenSamples), Median(res.PromptSamples)
 	res.SampleShare = sampleMS / genMS
 	if _, info, _, runner, ok := p.status(); ok {
 		res.Variant, res.CPUFeatures, res.NVocab, res.Runner = info.Variant, info.CPUFeatures, info.NVocab, runner
@@ -170,7 +170,9 @@ func promptOf(ctx context.Context, p *process, n, rep int) (string, int, error) 
 	return sb.String(), got, nil
 }
 
-func median(xs []float64) float64 {
+// Median is the median of xs (0 for none); benchlocal uses it for
+// llama-bench's samples too.
+func Median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
 	if len(s) == 0 {
