@@ -201,3 +201,27 @@ func TestSamplerEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestArgmaxBlocks: the four-at-a-time scans find the highest logit
+// wherever it is, with a NaN beside it or not.
+func TestArgmaxBlocks(t *testing.T) {
+	nan := float32(math.NaN())
+	for n := 1; n < 24; n++ {
+		for at := range n {
+			l := make([]float32, n)
+			for i := range l {
+				l[i] = -float32(i % 5)
+			}
+			l[at] = 7
+			if at > 0 {
+				l[at-1] = nan
+			}
+			if got := argmax(l); got != at {
+				t.Fatalf("n=%d, max at %d: argmax %d", n, at, got)
+			}
+			if c := newSampler(3, 1, 0, 1, 1, 1).topk(l); c[0].id != at {
+				t.Fatalf("n=%d, max at %d: topk first %+v", n, at, c[0])
+			}
+		}
+	}
+}
