@@ -71,7 +71,6 @@ type process struct {
 // running is one live runner process.
 type running struct {
 	cmd     *exec.Cmd
-	bin     RunnerBinary
 	stdin   io.WriteCloser
 	info    ModelInfo
 	pending map[int64]chan Reply
@@ -171,7 +170,7 @@ func (p *process) startOne(ctx context.Context, bin RunnerBinary, command func(a
 		}
 		return nil, fmt.Errorf("start the local runner: %w", err)
 	}
-	r := &running{cmd: cmd, bin: bin, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
+	r := &running{cmd: cmd, stdin: stdin, pending: make(map[int64]chan Reply), exited: make(chan struct{}), stderr: tail}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 64<<20)
 	ready := make(chan error, 1)
@@ -271,11 +270,7 @@ func (p *process) call(ctx context.Context, req Request, on func(Reply) bool) er
 		if errors.As(err, &bad) && !replied && ctx.Err() == nil && p.command == nil && try == 0 {
 			continue // that build is marked unusable; ensure starts the next (once)
 		}
-		var wrapped error = err
-		if bad != nil {
-			wrapped = bad.err
-		}
-		return wrapped
+		return err // a badCPUError reads and unwraps as the crash it wraps
 	}
 }
 

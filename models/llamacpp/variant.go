@@ -8,17 +8,17 @@ package llamacpp
 // -march flags, into openclaw-runner-<variant> files beside the plain
 // openclaw-runner, and the gateway starts the best one this CPU supports
 // (golang.org/x/sys/cpu: CPUID on x86, HWCAP on arm64), like Ollama picks
-// among its libggml-cpu-*.so builds. A variant that dies with SIGILL (or
-// says at start that this CPU lacks what it was built for) is marked
-// unusable for the gateway's lifetime and the next one is started; the
-// plain openclaw-runner is always last.
+// among its libggml-cpu-*.so builds. A variant that dies with SIGILL while
+// starting (or says that this CPU lacks what it was built for) is marked
+// unusable until its file changes or the gateway restarts, and the next
+// one is started; the plain openclaw-runner is always last and never
+// marked.
 //
 // Where the flags differ, every one of the cgo packages compiles again
 // (minutes on a Pi), so `make build` builds only the building machine's
 // variant (as the plain openclaw-runner) and `make release` builds them all.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -310,10 +310,10 @@ type RunnerReport struct {
 	Next BuildState `json:"next"`
 }
 
-// Report describes the runner builds for status and doctor. The plain
-// openclaw-runner, whose variant its name does not tell, is asked
-// (`openclaw-runner --version`, once per file version); a build that dies
-// answering is marked unusable like one that dies loading a model.
+// Report describes the runner builds for status and doctor. Each build is
+// asked its variant and features (`--version`, once per file version); one
+// that dies answering of an instruction this CPU lacks shows as unusable.
+// Only a start marks builds (it knows which one is last).
 func (p *Pool) Report() (RunnerReport, error) {
 	rep := RunnerReport{CPUFeatures: cpuFeatures()}
 	if v, ok := BestVariant(runtime.GOARCH, rep.CPUFeatures); ok {
@@ -329,8 +329,7 @@ func (p *Pool) Report() (RunnerReport, error) {
 			st.State, st.Why = "unusable", why
 		} else if info, err := probeRunner(b.Path); err != nil {
 			if errors.Is(err, errUnusable) {
-				p.unusable.mark(b.Path, strings.TrimPrefix(err.Error(), errUnusable.Error()+": "))
-				st.State, st.Why = "unusable", p.unusable.get(b.Path)
+				st.State, st.Why = "unusable", strings.TrimPrefix(err.Error(), errUnusable.Error()+": ")
 			} else {
 				st.State, st.Why = "failing", err.Error()
 			}
@@ -391,13 +390,13 @@ func fileKey(path string) (string, error) {
 func runVersion(path string) (runnerVersion, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	var stderr bytes.Buffer
+	stderr := &tailBuffer{max: 8 << 10}
 	cmd := exec.CommandContext(ctx, path, "--version")
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	cmd.WaitDelay = time.Second // a child that keeps the pipes open
 	out, err := cmd.Output()
 	if err != nil {
-		msg := describeExit(err, lastLine(stderr.String()))
+		msg := describeExit(err, stderr.lastLine())
 		if wrongCPU(err) {
 			return runnerVersion{}, fmt.Errorf("%w: %s", errUnusable, msg)
 		}
@@ -414,15 +413,4 @@ func runVersion(path string) (runnerVersion, error) {
 		v.CPUFeatures = feats
 	}
 	return v, nil
-}
-
-func lastLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
-	}
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
 }
