@@ -134,7 +134,8 @@ bench: deps
 ## {"model","variant","threads","promptTokens","genTokPerSec","promptTokPerSec",…}.
 ## MODEL=path.gguf (default: the shared stories260K and chat-template test
 ## models, and a synthetic one with Qwen's 151,936-token vocabulary), THREADS=1,
-## PROMPT=366 tokens, GEN=200 tokens, REPS=10 (the best run, and the median),
+## PROMPT=366 tokens, GEN=200 tokens, REPS=10 runs per round, ROUNDS=1 (the
+## best run of all, and the median; bench-llama: 5 rounds, the two sides taking turns),
 ## FA=off|on|auto (flash attention, models.local.flashAttention; bench-llama
 ## gives llama-bench the same; FA=both: llama-bench's better of the two).
 THREADS ?= 1
@@ -144,7 +145,7 @@ REPS    ?= 10
 FA      ?= off
 BENCH_MODELS = $(or $(MODEL),$(wildcard ../shared/models/stories260K.gguf) $(wildcard ../shared/models/llama-2-tiny-random-chatml-tools.gguf))
 bench-local: build
-	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -fa $(FA) -bigvocab $(BENCH_MODELS)
+	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -rounds $(or $(ROUNDS),1) -fa $(FA) -bigvocab $(BENCH_MODELS)
 
 ## bench-llama: llama.cpp's own llama-bench (Debian sid's llama.cpp-tools, in a
 ## throw-away root made with mmdebstrap and cached in LLAMA_ROOT, a few minutes
@@ -152,7 +153,7 @@ bench-local: build
 ## figures and the ratios. Needs root (chroot). Not part of make test.
 LLAMA_ROOT ?= /var/cache/openclaw-edge/llama-sid
 bench-llama: build
-	@BIN=$(BIN) GO=$(GO) LLAMA_ROOT=$(LLAMA_ROOT) THREADS=$(THREADS) PROMPT=$(PROMPT) GEN=$(GEN) REPS=$(REPS) FA=$(FA) \
+	@BIN=$(BIN) GO=$(GO) LLAMA_ROOT=$(LLAMA_ROOT) THREADS=$(THREADS) PROMPT=$(PROMPT) GEN=$(GEN) REPS=$(REPS) ROUNDS=$(or $(ROUNDS),5) FA=$(FA) \
 	  models/llamacpp/bench-llama.sh $(BENCH_MODELS)
 
 ## release: dist/linux-amd64 and dist/linux-arm64, each with the gateway, the

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -29,14 +30,64 @@ type llamaResult struct {
 	GenFlashAttn    bool     `json:"genFlashAttn"`
 	PromptFlashAttn bool     `json:"promptFlashAttn"`
 	Commands        []string `json:"commands"`
+	// Samples are each run's figures (with fa "both", the better setting's).
+	GenSamples    []float64 `json:"genSamples"`
+	PromptSamples []float64 `json:"promptSamples"`
+}
+
+// merge adds b's runs to r (a later round of the same model).
+func (r llamaResult) merge(b llamaResult) llamaResult {
+	if b.PromptTokPerSec > r.PromptTokPerSec {
+		r.PromptFlashAttn = b.PromptFlashAttn
+	}
+	if b.GenTokPerSec > r.GenTokPerSec {
+		r.GenFlashAttn = b.GenFlashAttn
+	}
+	r.Backend = cmp.Or(r.Backend, b.Backend)
+	r.Commands = append(r.Commands, b.Commands...)
+	r.GenSamples = append(r.GenSamples, b.GenSamples...)
+	r.PromptSamples = append(r.PromptSamples, b.PromptSamples...)
+	r.GenTokPerSec, r.GenMedian = bestAndMedian(r.GenSamples)
+	r.PromptTokPerSec, r.PromptMedian = bestAndMedian(r.PromptSamples)
+	return r
+}
+
+// mergeOurs adds b's runs to a (a later round of the same model).
+func mergeOurs(a, b llamacpp.BenchResult) llamacpp.BenchResult {
+	if len(a.GenSamples) == 0 {
+		return b
+	}
+	// The sampler's share, weighted by runs.
+	n, m := float64(len(a.GenSamples)), float64(len(b.GenSamples))
+	a.SampleShare = (a.SampleShare*n + b.SampleShare*m) / (n + m)
+	a.GenSamples = append(a.GenSamples, b.GenSamples...)
+	a.PromptSamples = append(a.PromptSamples, b.PromptSamples...)
+	a.GenTokPerSec, a.GenMedian = bestAndMedian(a.GenSamples)
+	a.PromptTokPerSec, a.PromptMedian = bestAndMedian(a.PromptSamples)
+	return a
+}
+
+func bestAndMedian(samples []float64) (float64, float64) {
+	if len(samples) == 0 {
+		return 0, 0
+	}
+	return slices.Max(samples), llamacpp.Median(samples)
 }
 
 type comparison struct {
-	Model       string               `json:"model"`
-	Ours        llamacpp.BenchResult `json:"ours"`
-	Llama       llamaResult          `json:"llama"`
-	GenRatio    float64              `json:"genRatio"`
-	PromptRatio float64              `json:"promptRatio"`
+	Model string               `json:"model"`
+	Ours  llamacpp.BenchResult `json:"ours"`
+	Llama llamaResult          `json:"llama"`
+	// GenRatio and PromptRatio are ours over llama-bench's, best run
+	// against best run.
+	GenRatio    float64 `json:"genRatio"`
+	PromptRatio float64 `json:"promptRatio"`
+	// Rounds is how many times the two sides took turns; the paired
+	// ratios are the medians of each round's best against best, so a
+	// quiet (or noisy) stretch of the machine counts for both sides.
+	Rounds            int     `json:"rounds"`
+	PairedGenRatio    float64 `json:"pairedGenRatio"`
+	PairedPromptRatio float64 `json:"pairedPromptRatio"`
 }
 
 // benchLine is the part of llama-bench's jsonl output read here.
@@ -103,7 +154,7 @@ func llamaBench(ctx context.Context, root, model string, threads, prompt, gen, r
 	res.Backend = backend
 	for _, l := range pp {
 		if v := slices.Max(l.Samples); v > res.PromptTokPerSec {
-			res.PromptTokPerSec, res.PromptMedian, res.PromptFlashAttn = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn)
+			res.PromptTokPerSec, res.PromptMedian, res.PromptFlashAttn, res.PromptSamples = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn), l.Samples
 		}
 	}
 	tg, _, err := run("-p", "0", "-n", strconv.Itoa(gen), "-d", strconv.Itoa(prompt))
@@ -112,7 +163,7 @@ func llamaBench(ctx context.Context, root, model string, threads, prompt, gen, r
 	}
 	for _, l := range tg {
 		if v := slices.Max(l.Samples); v > res.GenTokPerSec {
-			res.GenTokPerSec, res.GenMedian, res.GenFlashAttn = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn)
+			res.GenTokPerSec, res.GenMedian, res.GenFlashAttn, res.GenSamples = v, llamacpp.Median(l.Samples), truthy(l.FlashAttn), l.Samples
 		}
 	}
 	return res, nil

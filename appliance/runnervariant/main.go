@@ -8,9 +8,9 @@
 //	runnervariant list [GOARCH]   the variants of GOARCH (default: this one), best first
 //	runnervariant cpu             the CPU features the gateway sees here
 //
-// CFLAGS always start with "-O2 -g" (Go's default): the baseline variant
-// then has exactly Go's default flags, so a plain `go build` shares its
-// compiled llama.cpp with it.
+// CFLAGS always start with "-O3 -DNDEBUG -g" (llama.cpp's release flags,
+// not Go's default "-O2 -g"): a plain `go build` of the runner therefore
+// compiles llama.cpp once more, and slower; use `make build`.
 package main
 
 import (

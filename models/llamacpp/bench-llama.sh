@@ -10,11 +10,15 @@
 # sid Release file may be past its Valid-Until date; that check is off for
 # this root only (it holds a benchmark tool, nothing that runs as a service).
 #
+# The two sides take turns (ROUNDS rounds of REPS runs each, the first side
+# alternating), so a quiet or busy stretch of a shared machine falls on both;
+# besides best against best, the median of each round's ratio is printed.
+#
 # Needs root (mmdebstrap, chroot). Env: BIN GO LLAMA_ROOT THREADS PROMPT GEN
-# REPS MIRROR; arguments: the GGUF files.
+# REPS ROUNDS MIRROR; arguments: the GGUF files.
 set -euo pipefail
 : "${BIN:=bin}" "${GO:=go}" "${LLAMA_ROOT:=/var/cache/openclaw-edge/llama-sid}"
-: "${THREADS:=1}" "${PROMPT:=366}" "${GEN:=200}" "${REPS:=5}" "${MIRROR:=http://deb.debian.org/debian}"
+: "${THREADS:=1}" "${PROMPT:=366}" "${GEN:=200}" "${REPS:=5}" "${ROUNDS:=5}" "${MIRROR:=http://deb.debian.org/debian}"
 [ $# -gt 0 ] || { echo "bench-llama: no models (MODEL=path.gguf, or ../shared/models beside the repository)" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "bench-llama: needs root (mmdebstrap and chroot); run it with sudo" >&2; exit 1; }
 
@@ -28,5 +32,5 @@ if [ ! -x "$LLAMA_ROOT/usr/bin/llama-bench" ]; then
   rm -rf "$LLAMA_ROOT"; mv "$LLAMA_ROOT.tmp" "$LLAMA_ROOT"
   echo "bench-llama: root ready in $(( $(date +%s) - start ))s" >&2
 fi
-echo "bench-llama: $(chroot "$LLAMA_ROOT" dpkg-query -W -f '${Package} ${Version}' llama.cpp-tools), threads $THREADS, prompt $PROMPT, gen $GEN, best of $REPS runs" >&2
-exec "$GO" run ./appliance/benchlocal -runner "$BIN/openclaw-runner" -threads "$THREADS" -prompt "$PROMPT" -gen "$GEN" -reps "$REPS" -fa "${FA:-off}" -llama-root "$LLAMA_ROOT" "$@"
+echo "bench-llama: $(chroot "$LLAMA_ROOT" dpkg-query -W -f '${Package} ${Version}' llama.cpp-tools), threads $THREADS, prompt $PROMPT, gen $GEN, $ROUNDS rounds of $REPS runs a side" >&2
+exec "$GO" run ./appliance/benchlocal -runner "$BIN/openclaw-runner" -threads "$THREADS" -prompt "$PROMPT" -gen "$GEN" -reps "$REPS" -rounds "$ROUNDS" -fa "${FA:-off}" -llama-root "$LLAMA_ROOT" "$@"

@@ -71,10 +71,14 @@ var Variants = []Variant{
 		About: "any arm64 CPU (Raspberry Pi 4, Cortex-A72)"},
 }
 
-// CgoFlags are the CGO_CFLAGS and CGO_CXXFLAGS v is compiled with: Go's
-// default "-O2 -g" and v's own flags. Every build of v must use exactly
-// this string, or Go's build cache compiles llama.cpp once more.
-func (v Variant) CgoFlags() string { return strings.TrimSpace("-O2 -g " + v.CFlags) }
+// CgoFlags are the CGO_CFLAGS and CGO_CXXFLAGS v is compiled with:
+// llama.cpp's own release flags ("-O3 -DNDEBUG"; Go's default is "-O2 -g",
+// and the vendored ggml asks for -O3 only for its C files, so its C++
+// kernels — vec.cpp, ops.cpp, llamafile's sgemm — were built at -O2 and,
+// outside ggml-cpu, with assertions on), "-g" as Go has it, and v's own
+// flags. Every build of v must use exactly this string, or Go's build
+// cache compiles llama.cpp once more.
+func (v Variant) CgoFlags() string { return strings.TrimSpace("-O3 -DNDEBUG -g " + v.CFlags) }
 
 // VariantsFor lists the variants of one architecture, best first.
 func VariantsFor(goarch string) []Variant {

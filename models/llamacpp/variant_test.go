@@ -50,8 +50,8 @@ func TestBestVariant(t *testing.T) {
 	}
 	t.Logf("this machine: %s (%s); CPU: %s", host.Name, host.CgoFlags(), strings.Join(llamacpp.CPUFeatures(), " "))
 	for _, v := range llamacpp.Variants {
-		if f := v.CgoFlags(); !strings.HasPrefix(f, "-O2 -g") {
-			t.Errorf("%s: flags %q do not start with Go's default -O2 -g", v.Name, f)
+		if f := v.CgoFlags(); !strings.HasPrefix(f, "-O3 -DNDEBUG -g") {
+			t.Errorf("%s: flags %q do not start with llama.cpp's release flags -O3 -DNDEBUG -g", v.Name, f)
 		}
 	}
 }
