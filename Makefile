@@ -276,7 +276,10 @@ endif
 ## first-boot files), then boots it under qemu-system-aarch64 -M virt, waits
 ## for the gateway's READY and pairs with it from the host through a port
 ## forward. Builds the image first when there is none. About 4 minutes on 2
-## cores (boot-to-READY 235 s under TCG emulation). Not part of make test.
+## cores (boot-to-READY 235 s under TCG emulation). With a runner on the image
+## (make image MODEL=…) it also checks the runner builds, the variant chosen for
+## the emulated CPU (QEMU_CPU=cortex-a72, a Pi 4; cortex-a76, a Pi 5) and one
+## answer from the shipped model. Not part of make test.
 image-test:
 	@image/install-deps.sh
 	@[ -f $(IMAGE_OUT)/openclaw-edge-arm64.img ] || $(MAKE) image

@@ -24,6 +24,7 @@ need=(
   [qemu-system-aarch64]=qemu-system-arm
   [arch-test]=arch-test
   [openssl]=openssl
+  [jq]=jq
 )
 fi
 # --runner: the cross toolchain for openclaw-runner (llama.cpp through cgo).

@@ -8,8 +8,15 @@
 # disk, so the first-boot setup is exercised; the test waits for the
 # gateway's READY (reported on the serial console by
 # openclaw-ready-console.service), then pairs with it from the host.
+# When the image ships a local runner (make image MODEL=…), the test also
+# checks the runner builds the gateway found, that it chose the one this CPU
+# runs (QEMU_CPU cortex-a72, a Pi 4: the armv8-a baseline; cortex-a76, a
+# Pi 5: armv8.2-a-dotprod-fp16), and that a message is answered by the
+# shipped model through the paired connection.
 # Environment: OUT (build/image), OPENCLAW (host CLI), READY_TIMEOUT (1800 s),
-# PORT (host port for the forward; default: a free one from 28789), SMP (2).
+# PORT (host port for the forward; default: a free one from 28789), SMP (2),
+# QEMU_CPU (cortex-a72), ANSWER_TIMEOUT (900 s: the first answer under
+# emulation).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/.." && pwd)
@@ -20,13 +27,15 @@ OPENCLAW=${OPENCLAW:-$REPO/bin/openclaw}
 case $OPENCLAW in /*) ;; *) OPENCLAW=$PWD/$OPENCLAW ;; esac
 READY_TIMEOUT=${READY_TIMEOUT:-1800}
 SMP=${SMP:-2}
+QEMU_CPU=${QEMU_CPU:-cortex-a72}
+ANSWER_TIMEOUT=${ANSWER_TIMEOUT:-900}
 CODE=${CODE:-K7MQ3XPA}
 export PATH="$PATH:/usr/sbin:/sbin" MTOOLS_SKIP_CHECK=1
 die() { echo "image/test.sh: $*" >&2; exit 1; }
 
 [ -f "$IMG" ] || die "$IMG not found: run make image first"
-for c in qemu-system-aarch64 mcopy mdir sfdisk openssl; do
-  command -v "$c" >/dev/null || die "$c missing: run image/install-deps.sh (qemu-system-arm mtools fdisk openssl)"
+for c in qemu-system-aarch64 mcopy mdir sfdisk openssl jq; do
+  command -v "$c" >/dev/null || die "$c missing: run image/install-deps.sh (qemu-system-arm mtools fdisk openssl jq)"
 done
 
 echo "== static check"
@@ -57,9 +66,9 @@ fi
 
 LOG=$T/console.log
 : > "$LOG"
-echo "== qemu-system-aarch64 -M virt -cpu cortex-a72 -smp $SMP -m 1024, gateway port 18789 -> 127.0.0.1:$PORT; console in $LOG"
+echo "== qemu-system-aarch64 -M virt -cpu $QEMU_CPU -smp $SMP -m 1024, gateway port 18789 -> 127.0.0.1:$PORT; console in $LOG"
 t0=$(date +%s)
-qemu-system-aarch64 -M virt -cpu cortex-a72 -smp "$SMP" -m 1024 \
+qemu-system-aarch64 -M virt -cpu "$QEMU_CPU" -smp "$SMP" -m 1024 \
   -kernel "$T/vmlinuz" -initrd "$T/initrd.img" \
   -append "root=LABEL=RASPIROOT rw rootwait console=ttyAMA0 openclaw.console_ready" \
   -drive "file=$T/disk.img,format=raw,if=virtio,cache=unsafe" \
@@ -92,6 +101,41 @@ grep -aq 'openclaw-firstboot: state partition is now' "$LOG" && echo "  ok   sta
 grep -aq 'openclaw-firstboot: pairing code from the boot partition' "$LOG" && echo "  ok   pairing code handed to the gateway" || { echo "  FAIL the pairing code was not moved"; fails=$((fails+1)); }
 grep -aq 'openclaw-firstboot: hostname set to openclaw-test' "$LOG" && echo "  ok   hostname openclaw-test" || { echo "  FAIL hostname not set"; fails=$((fails+1)); }
 
+# runner_checks: with a runner on the image, the builds found, the one
+# chosen for this CPU, and a message answered by the shipped model.
+runner_checks() {
+  local oc=("$OPENCLAW" --gateway "127.0.0.1:$PORT") st builds want ta ans
+  st=$("${oc[@]}" status --json) || { echo "  FAIL status --json"; fails=$((fails+1)); return; }
+  builds=$(echo "$st" | jq -r '.runnerBuilds // [] | map("\(.path) (\(.variant // "?"): \(.state)\(if .why then ", " + .why else "" end))") | join("; ")')
+  if [ -z "$builds" ]; then echo "SKIP runner checks: the image ships no openclaw-runner (make image MODEL=…)"; return; fi
+  echo "  runner builds: $builds"
+  for b in /usr/bin/openclaw-runner /usr/bin/openclaw-runner-armv8.2-a-dotprod-fp16; do
+    echo "$st" | jq -e --arg b "$b" '.runnerBuilds | any(.path == $b)' >/dev/null \
+      && echo "  ok   $b found" || { echo "  FAIL $b not among the runner builds"; fails=$((fails+1)); }
+  done
+  case $QEMU_CPU in
+    cortex-a72) want=armv8-a ;;
+    cortex-a76|neoverse-n1|max) want=armv8.2-a-dotprod-fp16 ;;
+    *) want=$(echo "$st" | jq -r '.bestVariant // ""') ;;
+  esac
+  echo "$st" | jq -e --arg v "$want" '.bestVariant == $v' >/dev/null \
+    && echo "  ok   best variant for $QEMU_CPU: $want (cpu: $(echo "$st" | jq -r '.cpuFeatures // [] | join(" ")'))" \
+    || { echo "  FAIL best variant $(echo "$st" | jq -r .bestVariant), want $want on $QEMU_CPU"; fails=$((fails+1)); }
+  ta=$(date +%s)
+  if ans=$(timeout "$ANSWER_TIMEOUT" "${oc[@]}" agent --message "Hello! Tell me a short story." --json) \
+     && echo "$ans" | jq -e '(.model // "" | startswith("local/")) and (.reply // "" | length > 0)' >/dev/null; then
+    echo "  ok   answered by $(echo "$ans" | jq -r .model) in $(( $(date +%s) - ta ))s: $(echo "$ans" | jq -r .reply | tr '\n' ' ' | cut -c1-100)"
+  elif [ -n "${ans:-}" ]; then
+    echo "  FAIL the answer did not come from the local model: $(echo "$ans" | cut -c1-300)"; fails=$((fails+1))
+  else
+    echo "  FAIL no answer from the local model within ${ANSWER_TIMEOUT}s"; fails=$((fails+1))
+  fi
+  st=$("${oc[@]}" status --json) || st='{}'
+  echo "$st" | jq -e --arg v "$want" '.localRunnerVariant == $v' >/dev/null \
+    && echo "  ok   the runner in use is $want: $(echo "$st" | jq -r '.localRunner // ""') ($(echo "$st" | jq -r '.localRunnerCpu // ""'))" \
+    || { echo "  FAIL the runner in use is $(echo "$st" | jq -r '.localRunnerVariant // "none"'), want $want"; fails=$((fails+1)); }
+}
+
 echo "== the gateway from the host (127.0.0.1:$PORT)"
 # A TLS handshake through the forward (the listener then refuses an unpaired
 # client without a certificate: that is fine here).
@@ -111,6 +155,7 @@ else
     echo "  ok   paired in $(( $(date +%s) - tp ))s"
     if "$OPENCLAW" --gateway "127.0.0.1:$PORT" status; then echo "  ok   status over the paired connection"
     else echo "  FAIL status after pairing"; fails=$((fails+1)); fi
+    runner_checks
   else
     echo "  FAIL openclaw pair --host 127.0.0.1:$PORT --code $CODE"; fails=$((fails+1))
   fi
