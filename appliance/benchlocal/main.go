@@ -95,7 +95,7 @@ func run() int {
 			_ = enc.Encode(res)
 			continue
 		}
-		c, err := compare(ctx, opts, *llamaRoot, *gen, max(*rounds, 1), *fa)
+		c, err := compare(ctx, opts, *llamaRoot, max(*rounds, 1), *fa)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "benchlocal: %s: %v\n", model, err)
 			return 1
@@ -133,7 +133,7 @@ func writeBigVocab() (string, func(), error) {
 
 // compare measures one model through the runner and through llama-bench,
 // in rounds turns, the first side alternating.
-func compare(ctx context.Context, opts llamacpp.BenchOptions, root string, gen, rounds int, fa string) (comparison, error) {
+func compare(ctx context.Context, opts llamacpp.BenchOptions, root string, rounds int, fa string) (comparison, error) {
 	c := comparison{Model: opts.Model, Rounds: rounds}
 	var genRatios, promptRatios []float64
 	for round := range rounds {
@@ -150,7 +150,7 @@ func compare(ctx context.Context, opts llamacpp.BenchOptions, root string, gen, 
 				// runner has said by then how long the prompt is.
 				return errors.New("no prompt length yet")
 			}
-			theirs, err = llamaBench(ctx, root, opts.Model, opts.Threads, prompt, gen, opts.Reps, fa)
+			theirs, err = llamaBench(ctx, root, opts.Model, opts.Threads, prompt, opts.GenTokens, opts.Reps, fa)
 			if err != nil {
 				return fmt.Errorf("llama-bench: %w", err)
 			}
