@@ -105,8 +105,13 @@ func TestWatchdogNotify(t *testing.T) {
 	t.Setenv("WATCHDOG_USEC", "40000") // pings every 20 ms
 	t.Setenv("WATCHDOG_PID", "")
 	var dead atomic.Bool
+	sawDead := make(chan struct{}, 1)
 	stop := watchdog(slog.New(slog.NewTextHandler(io.Discard, nil)), func() error {
 		if dead.Load() {
+			select {
+			case sawDead <- struct{}{}:
+			default:
+			}
 			return errors.New("stuck")
 		}
 		return nil
@@ -119,7 +124,14 @@ func TestWatchdogNotify(t *testing.T) {
 		t.Fatalf("read %q, %v; want a WATCHDOG=1 ping", buf[:n], err)
 	}
 	dead.Store(true)
-	time.Sleep(50 * time.Millisecond) // a ping already on its way may still come
+	// Probes and pings run one after the other on one goroutine: once a
+	// probe has seen the loop dead, every ping sent before it is already in
+	// the socket (a sleep here was not enough on a loaded CI machine).
+	select {
+	case <-sawDead:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watchdog never probed again")
+	}
 	for {
 		conn.SetReadDeadline(time.Now().Add(time.Millisecond))
 		if _, err := conn.Read(buf); err != nil {
