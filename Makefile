@@ -275,8 +275,9 @@ endif
 ## image-test: static check of the image (Pi firmware, DTBs, config.txt,
 ## first-boot files), then boots it under qemu-system-aarch64 -M virt, waits
 ## for the gateway's READY and pairs with it from the host through a port
-## forward. Builds the image first when there is none. About 4 minutes on 2
-## cores (boot-to-READY 235 s under TCG emulation). With a runner on the image
+## forward. Builds the image first when there is none. About 2 minutes on 2
+## idle cores, 4 on a busy machine (boot-to-READY 64-66 s, 235 s busy, under
+## TCG emulation). With a runner on the image
 ## (make image MODEL=…) it also checks the runner builds, the variant chosen for
 ## the emulated CPU (QEMU_CPU=cortex-a72, a Pi 4; cortex-a76, a Pi 5) and one
 ## answer from the shipped model. Not part of make test.
