@@ -271,6 +271,7 @@ func TestIMessageEndToEnd(t *testing.T) {
 		g.waitHandled(first)
 		second := g.dm(imStrangerCh, imStranger, "hello?? secret-two")
 		g.waitHandled(second)
+		g.waitSendTo(float64(imStrangerCh), 1) // the code goes out through the outbox, after the message is handled
 		sends := g.sendsTo(float64(imStrangerCh))
 		if len(sends) != 1 {
 			t.Fatalf("%d replies to the unknown sender, want 1 (the code): %v", len(sends), sends)

@@ -323,6 +323,7 @@ func TestWhatsAppEndToEnd(t *testing.T) {
 		ownerBefore := len(g.conn.SentTo(waOwner))
 		g.deliver(g.event(waStranger, waStranger, "Zed", waText("hi, who are you? secret-one")))
 		g.deliver(g.event(waStranger, waStranger, "Zed", waText("hello?? secret-two")))
+		g.waitSentTo(waStranger, 1) // the code goes out through the outbox, after the message is handled
 		sent := g.textsTo(waStranger)
 		if len(sent) != 1 {
 			t.Fatalf("%d messages to the unknown sender, want 1 (the code): %q", len(sent), sent)

@@ -110,6 +110,7 @@ func TestScripts(t *testing.T) {
 			"waitgw":   cmdWaitGateway,
 			"jsonleq":  cmdJSONLinesEqual,
 			"waitreqs": cmdWaitRequests,
+			"waitmem":  cmdWaitMemorySync,
 		},
 	})
 }
@@ -127,6 +128,26 @@ func cmdWaitGateway(ts *testscript.TestScript, neg bool, args []string) {
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("gateway did not come up: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// cmdWaitMemorySync waits until the default agent's memory index has
+// finished a sync: the gateway's first sync runs in the background after
+// READY, so a status read at once may still show an empty index.
+func cmdWaitMemorySync(ts *testscript.TestScript, neg bool, args []string) {
+	c := client.New(ts.Getenv("OPENCLAW_SOCKET"))
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		st, err := c.MemoryStatus(ctx, "")
+		cancel()
+		if err == nil && !st.LastSync.IsZero() {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("the memory index did not finish its first sync: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

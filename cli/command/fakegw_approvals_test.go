@@ -44,7 +44,7 @@ func init() {
 				CreatedAt: now.Add(-150 * time.Second), ExpiresAt: now.Add(time.Minute)},
 			{ID: "x9y8z7", SessionKey: "agent:main:garden", AgentID: "main", Command: hostileCommand,
 				Cwd: "/home/me/.openclaw/workspace", Env: []string{"PS1=\x1b]0;owned\a", "LANG=C"}, Background: true,
-				CreatedAt: now.Add(-5 * time.Second), ExpiresAt: now.Add(2 * time.Minute)},
+				CreatedAt: now.Add(-5 * time.Minute), ExpiresAt: now.Add(2 * time.Minute)}, // minutes: a stalled CLI must not change the AGE column
 		})
 	}
 	for i := 1; i <= 9; i++ {

@@ -215,6 +215,12 @@ func TestChannelOwnerDM(t *testing.T) {
 	if n := len(h.model.requests()); n != 1 {
 		t.Fatalf("duplicate ran a turn: %d model calls", n)
 	}
+	// The outbox drops a sent reply in its own commit after the send: poll.
+	for deadline := time.Now().Add(5 * time.Second); h.g.ChannelStatuses()[0].OutboxPending > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("outbox not drained")
+		}
+	}
 	st := h.g.ChannelStatuses()
 	if len(st) != 1 || st[0].State != "linked" || st[0].DMPolicy != "pairing" || st[0].OutboxPending != 0 {
 		t.Fatalf("status %+v", st)

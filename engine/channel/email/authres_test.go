@@ -288,8 +288,7 @@ func TestReceiveRequiresAuth(t *testing.T) {
 	if got := ids(in.Messages()); !slices.Equal(got, []string{"real-1@example.com", "real-2@example.com"}) {
 		t.Errorf("delivered %v", got)
 	}
-	var cur cursor
-	if store.Get(cursorKey, &cur); cur.LastUID != 5 {
+	if cur, ok := waitCursor(store, func(c cursor) bool { return c.LastUID == 5 }); !ok {
 		t.Errorf("cursor %+v: skipped mail must move it", cur)
 	}
 	if st := a.Status(); !strings.HasPrefix(st.Detail, "3 unauthenticated message(s) skipped, the last: From zed@evil.test not authenticated: several From addresses") {
