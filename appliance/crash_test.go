@@ -290,8 +290,15 @@ func TestCrashTurns(t *testing.T) {
 				close(killed)
 			})
 		}
+		timerDone := make(chan struct{})
 		if phase == "random" {
-			go func() { time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond); doKill() }()
+			go func() {
+				defer close(timerDone)
+				time.Sleep(time.Duration(rng.IntN(250)) * time.Millisecond)
+				doKill()
+			}()
+		} else {
+			close(timerDone)
 		}
 		on := func(ev api.Event) {
 			switch {
@@ -327,10 +334,10 @@ func TestCrashTurns(t *testing.T) {
 			client.Retry{Backoff: 20 * time.Millisecond, MaxBackoff: 500 * time.Millisecond, Attempts: 40,
 				OnRetry: func(int, error, time.Duration) { rec.retries++ }})
 		cancel()
-		if phase == "random" {
-			// The timer may fire after the turn ended: a kill between turns.
-			time.Sleep(260 * time.Millisecond)
-		}
+		// The timer may fire after the turn ended: a kill between turns.
+		// Wait for it (a fixed sleep could end before a late timer, and
+		// the restarter would then have been told there was no kill).
+		<-timerDone
 		select {
 		case <-killed:
 			kills[phase]++
