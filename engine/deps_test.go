@@ -88,7 +88,11 @@ func TestImportRules(t *testing.T) {
 		// files only: the vocabulary and the pure transcript format, nothing
 		// else of ours.
 		"cli/openclawdir": {"engine/access", "engine/agent", "engine/api", "engine/channel", "engine/config", "engine/delivery", "engine/doctor", "engine/gateway", "engine/logfile", "engine/memory", "engine/policy", "engine/prompt", "engine/routing", "engine/session", "engine/store", "engine/tool", "models/", "appliance", "cli/command"},
-		"engine/routing":  {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/access", "engine/channel", "models/"},
+		// Routing builds session keys from ids in access's canonical form
+		// (access.Canonical, the one identity rule; access brings the
+		// channel vocabulary, never an adapter); access never imports
+		// routing.
+		"engine/routing": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "models/"},
 	}
 	for _, p := range pkgs {
 		from := rel(p.ImportPath)

@@ -192,8 +192,10 @@ here until you approve or deny them, or they expire after an hour.
 				fmt.Fprintln(tw, "CHANNEL\tACCOUNT\tCODE\tSENDER\tNAME\tAGE\tEXPIRES IN")
 				now := a.now()
 				for _, r := range reqs {
+					// EscapeID: a look-alike of the owner's id shows as
+					// "\u212aate@…", never as the owner.
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", api.EscapeControl(r.Channel), api.EscapeControl(r.Account), r.Code,
-						api.EscapeControl(r.SenderID), orDash(api.EscapeControl(oneLineCLI(r.SenderName, 30))), age(now, r.CreatedAt), r.ExpiresAt.Sub(now).Round(time.Minute))
+						api.EscapeID(r.SenderID), orDash(api.EscapeControl(oneLineCLI(r.SenderName, 30))), age(now, r.CreatedAt), r.ExpiresAt.Sub(now).Round(time.Minute))
 				}
 				return tw.Flush()
 			},
@@ -214,7 +216,7 @@ here until you approve or deny them, or they expire after an hour.
 				if asJSON {
 					return writeJSON(a.stdout, r)
 				}
-				who := api.EscapeControl(r.SenderID)
+				who := api.EscapeID(r.SenderID)
 				if r.SenderName != "" {
 					who += " (" + api.EscapeControl(r.SenderName) + ")"
 				}

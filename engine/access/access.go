@@ -8,13 +8,12 @@
 // policy, the message and whether the sender was approved by pairing.
 //
 // Rules, and the choices made where OpenClaw's docs are silent:
-//   - Owners are "<channel>:<senderId>" entries of commands.ownerAllowFrom,
-//     compared exactly after normalization (phone numbers: "+" and digits;
-//     email: lower-case). An entry for one channel never makes the same id
-//     an owner on another channel, "*" is never an owner, and neither the
-//     display name nor any text of the message is looked at. Owners are
-//     always answered in DMs and may always trigger in groups the group
-//     policy lets in.
+//   - Ids are compared in canonical form only (Identity, below).
+//   - Owners are "<channel>:<senderId>" entries of commands.ownerAllowFrom.
+//     An entry for one channel never makes the same id an owner on another
+//     channel, "*" is never an owner, and neither the display name nor any
+//     text of the message is looked at. Owners are always answered in DMs
+//     and may always trigger in groups the group policy lets in.
 //   - Direct chats: disabled drops; open answers anyone; allowlist answers
 //     allowFrom ("*" = anyone); pairing (the default) answers allowFrom and
 //     senders approved by `openclaw pairing approve`, and gives everyone
@@ -34,10 +33,91 @@
 //   - From a channel, slash commands other than /new, /reset, /stop and
 //     /help (/approve, /deny, /model, /config, /status …) run for owners
 //     only.
+//
+// # Identity
+//
+// Canonical is the one place sender and chat ids are made comparable.
+// Adapters hand the platform's id over untouched; Canonical, applied by
+// this package (owners, allowFrom, groupAllowFrom, groups.<id>.allowFrom,
+// the groups map, pairing requests and approvals) and by package routing
+// (session keys, binding peers), either yields an ID or refuses. The rules
+// are deliberately few, so that an attacker who controls every byte of an
+// id can only ever equal an owner by sending the owner's id:
+//
+//   - Refused: the empty id, invalid UTF-8, more than MaxIDBytes bytes.
+//     A refused sender is nobody: never an owner, never listed, never
+//     approved, never given a pairing code.
+//   - Verbatim: an id with any byte outside printable ASCII (non-ASCII
+//     letters, look-alikes such as U+212A KELVIN SIGN or Cyrillic "а",
+//     full-width or Arabic-Indic digits, control characters, bidi and
+//     zero-width format characters, U+00AD soft hyphen, non-ASCII spaces).
+//     Its key is the id byte for byte: nothing is folded, normalized
+//     (no NFC/NFKC) or stripped, so it can never equal an ASCII id.
+//   - Phone: "+" and 7 to 15 ASCII digits, the first not "0" (E.164:
+//     country codes never start with 0, at most 15 digits; 7 is the
+//     shortest real number, e.g. Niue's). Key: the id itself. Anything
+//     else that starts with "+" ("+15550001111x", "+1555…;ext=2",
+//     "+1 555 000 1111", "+015550001111") is not a phone number and is
+//     compared as an opaque id: never cleaned into one.
+//   - Every other printable-ASCII id (addresses with "@", JIDs, chat ids,
+//     chat GUIDs, short codes, the "00"-prefixed or national numbers
+//     some SMS senders show) is compared with its ASCII letters folded to
+//     lower case, and nothing else changed: e-mail addresses and
+//     iMessage's e-mail handles are case-insensitive in practice, and
+//     every other id form our platforms send is digits or case-insensitive
+//     (Apple's chat GUIDs, WhatsApp JIDs). OpenClaw lower-cases the same
+//     ids in session keys.
+//   - On WhatsApp, a phone-number JID "<E.164 digits>@s.whatsapp.net" (or
+//     the legacy "@c.us") is the phone number "+<digits>": the adapter
+//     reports senders that way already, and an owner may list either form.
+//     A JID with a device part, a LID ("…@lid") or a group ("…@g.us") is
+//     an opaque id.
+//
+// Config entries (ownerAllowFrom, allowFrom, groupAllowFrom, the keys of
+// groups) are typed by the owner and are tidied first (ConfigID): outer
+// ASCII white space trimmed, a "mailto:"/"tel:" scheme dropped, and a
+// phone number written "+1 (555) 000-1111" (ASCII spaces, dashes, dots
+// and parentheses only) read as "+15550001111"; on WhatsApp digits without
+// the "+" too. An entry that starts with "+" and is not a phone number
+// after that, or that has control, format or non-ASCII white-space
+// characters, is a config error (Policy.Validate), not an id that silently
+// never matches. Ids from the wire are never tidied.
+//
+// Ids are shown to people (logs, pairing lists, the owner's pairing note)
+// through Display (api.EscapeID in packages that cannot import this one):
+// plain printable ASCII as it is, anything else Go-quoted with every
+// non-ASCII character escaped ("\u212aate@example.com").
+//
+// Session keys (package routing) hold the canonical key, percent-escaped;
+// for ASCII ids that is the key OpenClaw builds. Keys of ids that were
+// folded differently before (non-ASCII ids, ids with spaces) change: such a
+// sender starts a new session and the old one stays in the store.
+//
+// The id forms each platform sends, and that the owner's config entry must
+// match (the forms the adapters report; DESIGN.md §8):
+//
+//   - iMessage via imsg (docs/json.md): sender is Messages' raw handle —
+//     E.164 "+15551234567" for phones, the address for e-mail handles
+//     ("kate@example.com", case as Messages stored it), digits for SMS
+//     short codes, letters for alphanumeric SMS senders, "urn:biz:…" for
+//     Business Chat. The chat id is imsg's chat_id in decimal ("42"); a
+//     row without one falls back to "chat_guid:<guid>" (guid "iMessage;-;
+//     +1555…", "SMS;-;…", "any;-;…" on newer macOS, "…;+;chat123…" for
+//     groups), then "chat_identifier:…", then the sender handle.
+//   - iMessage via BlueBubbles: sender is handle.address (the same raw
+//     handle); the chat id is the chat guid ("iMessage;-;+1555…",
+//     "iMessage;+;chat123…").
+//   - WhatsApp (whatsmeow): sender "+<digits>" for a phone-number JID
+//     ("15551234567@s.whatsapp.net" or its SenderAlt), else the LID JID
+//     "123456789@lid"; chat ids are JIDs ("…@s.whatsapp.net", groups
+//     "120363…@g.us").
+//   - E-mail: the From addr-spec as net/mail parses it (quotes removed),
+//     chat id the same address.
 package access
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -127,80 +207,103 @@ func (p *Policy) Validate() error {
 	if p.DMPolicy == DMAllowlist && len(p.AllowFrom) == 0 {
 		return fmt.Errorf("%s.allowFrom: dmPolicy allowlist needs at least one sender", key)
 	}
+	for i, o := range p.Owners {
+		c, id, ok := strings.Cut(strings.TrimSpace(o), ":")
+		if !ok || !strings.EqualFold(c, p.Channel) || strings.TrimSpace(id) == "*" {
+			continue // another channel's, or refused by config validation
+		}
+		if _, err := ConfigID(p.Channel, id); err != nil {
+			return fmt.Errorf("commands.ownerAllowFrom[%d]: %w", i, err)
+		}
+	}
+	if err := validateEntries(p.Channel, key+".allowFrom", p.AllowFrom); err != nil {
+		return err
+	}
+	if err := validateEntries(p.Channel, key+".groupAllowFrom", p.GroupAllowFrom); err != nil {
+		return err
+	}
+	seen := map[string]string{}
+	for _, g := range slices.Sorted(maps.Keys(p.Groups)) {
+		if err := validateEntries(p.Channel, key+".groups."+g+".allowFrom", p.Groups[g].AllowFrom); err != nil {
+			return err
+		}
+		if g == "*" {
+			continue
+		}
+		id, err := ConfigID(p.Channel, g)
+		if err != nil {
+			return fmt.Errorf("%s.groups: %w", key, err)
+		}
+		if other, dup := seen[id.Key]; dup {
+			return fmt.Errorf("%s.groups: %s and %s name the same group", key, Display(other), Display(g))
+		}
+		seen[id.Key] = g
+	}
 	return nil
-}
-
-// Normalize puts a sender id of channel in the form owners and allowlists
-// are compared in: phone numbers "+<digits>" (spaces, dashes, dots and
-// parentheses dropped), anything with an "@" lower-cased, the rest trimmed.
-func Normalize(ch, id string) string {
-	id = strings.TrimSpace(id)
-	if strings.Contains(id, "@") {
-		return asciiLower(id)
-	}
-	if strings.HasPrefix(id, "+") || (ch == "whatsapp" && id != "" && strings.Trim(id, "0123456789 -.()") == "") {
-		var b strings.Builder
-		b.WriteByte('+')
-		for _, r := range id {
-			if r >= '0' && r <= '9' {
-				b.WriteRune(r)
-			}
-		}
-		if b.Len() > 1 {
-			return b.String()
-		}
-	}
-	return id
-}
-
-// asciiLower lower-cases ASCII letters only: strings.ToLower folds U+212A
-// (Kelvin sign) to "k" and "İ" to "i", which would let a look-alike
-// address compare equal to an owner's.
-func asciiLower(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
 }
 
 // IsOwner reports whether sender (an id on channel ch) is an owner.
 func (p *Policy) IsOwner(sender string) bool { return IsOwner(p.Owners, p.Channel, sender) }
 
-// IsOwner reports whether sender, an id on channel ch, is listed in owners
-// ("<channel>:<id>" entries). "*" entries never match.
+// IsOwner reports whether sender, an id as channel ch's platform sent it,
+// is listed in owners ("<channel>:<id>" entries), compared in canonical
+// form (Canonical, ConfigID). "*" entries, entries of other channels and
+// entries that are not valid ids never match; nor does a refused sender.
 func IsOwner(owners []string, ch, sender string) bool {
-	s := Normalize(ch, sender)
-	if s == "" || s == "*" {
+	s, err := Canonical(ch, sender)
+	if err != nil {
 		return false
 	}
 	for _, o := range owners {
 		c, id, ok := strings.Cut(strings.TrimSpace(o), ":")
-		if !ok || !strings.EqualFold(c, ch) {
+		if !ok || !strings.EqualFold(c, ch) || strings.TrimSpace(id) == "*" {
 			continue
 		}
-		if n := Normalize(ch, id); n != "*" && n == s {
+		if e, err := ConfigID(ch, id); err == nil && e.Key == s.Key {
 			return true
 		}
 	}
 	return false
 }
 
-// listed reports whether sender is in list ("*" = anyone).
+// listed reports whether sender is in list ("*" = anyone, even a refused
+// id: "*" is the decision to hear everyone).
 func listed(list []string, ch, sender string) bool {
-	s := Normalize(ch, sender)
+	s, serr := Canonical(ch, sender)
 	for _, e := range list {
-		e = strings.TrimSpace(e)
 		// An entry may carry its channel prefix, as in ownerAllowFrom.
-		if c, id, ok := strings.Cut(e, ":"); ok && strings.EqualFold(c, ch) {
-			e = id
+		if e = stripChannel(ch, e); e == "*" {
+			return true
 		}
-		if e == "*" || (s != "" && Normalize(ch, e) == s) {
+		if serr != nil {
+			continue
+		}
+		if id, err := ConfigID(ch, e); err == nil && id.Key == s.Key {
 			return true
 		}
 	}
 	return false
+}
+
+// stripChannel drops a "<ch>:" prefix from an allowFrom entry.
+func stripChannel(ch, e string) string {
+	if c, id, ok := strings.Cut(strings.TrimSpace(e), ":"); ok && strings.EqualFold(c, ch) {
+		return strings.TrimSpace(id)
+	}
+	return strings.TrimSpace(e)
+}
+
+// validateEntries checks the sender entries of a list, naming the key.
+func validateEntries(ch, key string, list []string) error {
+	for i, e := range list {
+		if e = stripChannel(ch, e); e == "*" {
+			continue
+		}
+		if _, err := ConfigID(ch, e); err != nil {
+			return fmt.Errorf("%s[%d]: %w", key, i, err)
+		}
+	}
+	return nil
 }
 
 // Decide says what to do with m. approved: the sender was approved by
@@ -228,16 +331,29 @@ func (p *Policy) direct(m engine.Inbound, owner, approved bool) Verdict {
 		v.Action, v.Reason = Drop, "not in allowFrom"
 	case approved:
 		v.Action, v.Reason = Answer, "approved by pairing"
+	case !usable(p.Channel, m.SenderID):
+		// A pairing request needs an id the owner can approve.
+		v.Action, v.Reason = Drop, "unusable sender id"
 	default:
 		v.Action, v.Reason = Pair, "unknown sender"
 	}
 	return v
 }
 
-// Group returns the settings of group id: its own entry, else "*".
+// Group returns the settings of group id (a chat id as the platform sent
+// it): the entry whose key is the same id in canonical form, else "*".
 func (p *Policy) Group(id string) (channel.Group, bool) {
-	if g, ok := p.Groups[id]; ok {
-		return g, true
+	if c, err := Canonical(p.Channel, id); err == nil {
+		for k, g := range p.Groups {
+			if k == "*" {
+				continue
+			}
+			// Validate refuses two keys for one group, so at most one
+			// matches.
+			if e, err := ConfigID(p.Channel, k); err == nil && e.Key == c.Key {
+				return g, true
+			}
+		}
 	}
 	g, ok := p.Groups["*"]
 	return g, ok
@@ -277,6 +393,12 @@ func (p *Policy) group(m engine.Inbound, owner bool) Verdict {
 	}
 	v.Action, v.Reason = Answer, "group"
 	return v
+}
+
+// usable reports whether Canonical accepts id.
+func usable(ch, id string) bool {
+	_, err := Canonical(ch, id)
+	return err == nil
 }
 
 func (p *Policy) mentions(text string) bool {

@@ -34,7 +34,7 @@ func TestDecide(t *testing.T) {
 		{"unknown DM pairs", channel.Common{}, dm("+15550000000"), false, Pair, false},
 		{"approved DM", channel.Common{}, dm("+15550000000"), true, Answer, false},
 		{"allowFrom DM", channel.Common{AllowFrom: []string{"+1 555 000 0000"}}, dm("+15550000000"), false, Answer, false},
-		{"allowlist drops others", channel.Common{DMPolicy: DMAllowlist, AllowFrom: []string{"+19999"}}, dm("+15550000000"), true, Drop, false},
+		{"allowlist drops others", channel.Common{DMPolicy: DMAllowlist, AllowFrom: []string{"+19999999999"}}, dm("+15550000000"), true, Drop, false},
 		{"open DM", channel.Common{DMPolicy: DMOpen}, dm("+15550000000"), false, Answer, false},
 		{"disabled DM", channel.Common{DMPolicy: DMDisabled}, dm("+15550000000"), true, Drop, false},
 		{"group not listed", channel.Common{}, grp("g1", "+15551234567", "claw hi", true), false, Drop, true},
@@ -46,11 +46,11 @@ func TestDecide(t *testing.T) {
 		{"group disabled", channel.Common{Groups: map[string]channel.Group{"g1": {Enabled: ptr(false)}}}, grp("g1", "+1", "claw", true), false, Drop, false},
 		{"groupPolicy disabled", channel.Common{GroupPolicy: GroupDisabled, Groups: map[string]channel.Group{"*": {}}}, grp("g1", "+15551234567", "claw", true), false, Drop, true},
 		{"groupPolicy open", channel.Common{GroupPolicy: GroupOpen}, grp("g9", "+1", "claw", true), false, Answer, false},
-		{"groupAllowFrom excludes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+1222"}}, grp("g9", "+1333", "claw", true), false, Drop, false},
-		{"groupAllowFrom includes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+1222"}}, grp("g9", "+1222", "claw", true), false, Answer, false},
-		{"owner passes groupAllowFrom", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+1222"}}, grp("g9", "+15551234567", "claw", true), false, Answer, true},
+		{"groupAllowFrom excludes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+13335550100", "claw", true), false, Drop, false},
+		{"groupAllowFrom includes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+12225550100", "claw", true), false, Answer, false},
+		{"owner passes groupAllowFrom", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+15551234567", "claw", true), false, Answer, true},
 		// Pairing approvals authorize DMs only.
-		{"pairing approval is not a group grant", channel.Common{GroupPolicy: GroupOpen, AllowFrom: []string{"+1444"}}, grp("g9", "+1333", "claw", true), true, Drop, false},
+		{"pairing approval is not a group grant", channel.Common{GroupPolicy: GroupOpen, AllowFrom: []string{"+14445550100"}}, grp("g9", "+13335550100", "claw", true), true, Drop, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -119,11 +119,17 @@ func TestOwnerBypasses(t *testing.T) {
 			}
 		})
 	}
-	// And the real owner still is one, however the number is written.
-	p := &Policy{Channel: "whatsapp", Owners: []string{"whatsapp:+15551234567"}}
-	for _, id := range []string{"+15551234567", "+1 555 123 4567", "+1-555-123-4567"} {
+	// And the real owner still is one, in the forms WhatsApp sends; a
+	// number with formatting comes from no platform and is nobody.
+	p := &Policy{Channel: "whatsapp", Owners: []string{"whatsapp:+1 (555) 123-4567"}}
+	for _, id := range []string{"+15551234567", "15551234567@s.whatsapp.net", "15551234567@c.us"} {
 		if !p.IsOwner(id) {
 			t.Errorf("%q is the owner", id)
+		}
+	}
+	for _, id := range []string{"+1 555 123 4567", "+1-555-123-4567", "15551234567@s.whatsapp.net.evil", "15551234567:3@s.whatsapp.net", "15551234567@lid"} {
+		if p.IsOwner(id) {
+			t.Errorf("%q is not the owner", id)
 		}
 	}
 }

@@ -73,18 +73,42 @@ func NewPairing(db engine.Records, now func() time.Time) *Pairing {
 }
 
 func pendingPrefix(ch, account string) string { return "pending/" + ch + "/" + account + "/" }
-func approvedKey(ch, account, id string) string {
-	return "approved/" + ch + "/" + account + "/" + Normalize(ch, id)
+
+// approvedKey is the record key of an approval of id: its canonical key
+// (Canonical), so look-alikes of an approved sender are not approved.
+func approvedKey(ch, account string, id ID) string {
+	return "approved/" + ch + "/" + account + "/" + id.Key
 }
 
-// Approved reports whether sender was approved on the channel account.
+// Approved reports whether sender was approved on the channel account. A
+// refused id (Canonical) is never approved.
+//
+// Approvals made before Canonical existed are keyed by the old Normalize,
+// which cleaned "+1555…x" into "+1555…": such a record is found under
+// either key and still counts, but only for a sender whose canonical id
+// equals that of the SenderID the record was approved for — never for
+// another id that cleaned the same. Nothing is rewritten or lost.
 func (p *Pairing) Approved(ch, account, sender string) (bool, error) {
+	id, err := Canonical(ch, sender)
+	if err != nil {
+		return false, nil
+	}
 	var found bool
-	err := p.db.ViewRecords(func(tx engine.RecordTx) error {
-		var a Approved
-		ok, err := tx.Get(Bucket, approvedKey(ch, account, sender), &a)
-		found = ok
-		return err
+	err = p.db.ViewRecords(func(tx engine.RecordTx) error {
+		for _, k := range []string{approvedKey(ch, account, id), "approved/" + ch + "/" + account + "/" + legacyNormalize(ch, sender)} {
+			var a Approved
+			ok, err := tx.Get(Bucket, k, &a)
+			if err != nil {
+				return err
+			}
+			// The record's own SenderID decides: a record stored under
+			// a key that two ids once shared approves only its own.
+			if ok && Same(ch, a.SenderID, sender) {
+				found = true
+				return nil
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return false, fmt.Errorf("read pairing approvals: %w", err)
@@ -97,6 +121,9 @@ func (p *Pairing) Approved(ch, account, sender string) (bool, error) {
 // the code only then — one reply per request). ErrTooMany: the account
 // has MaxPending unexpired requests of other senders.
 func (p *Pairing) Request(ch, account, sender, name, chatID string) (Request, bool, error) {
+	if _, err := Canonical(ch, sender); err != nil {
+		return Request{}, false, fmt.Errorf("pairing request on %s/%s: sender: %w", ch, account, err)
+	}
 	now := p.now()
 	var (
 		out     Request
@@ -126,9 +153,8 @@ func (p *Pairing) Request(ch, account, sender, name, chatID string) (Request, bo
 				return err
 			}
 		}
-		s := Normalize(ch, sender)
 		for _, r := range live {
-			if Normalize(ch, r.SenderID) == s {
+			if Same(ch, r.SenderID, sender) {
 				out = r
 				return nil
 			}
@@ -234,7 +260,11 @@ func (p *Pairing) resolve(ch, code string, approve bool) (Request, error) {
 		if !approve {
 			return nil
 		}
-		return tx.Put(Bucket, approvedKey(out.Channel, out.Account, out.SenderID), Approved{Channel: out.Channel, Account: out.Account, SenderID: out.SenderID, SenderName: out.SenderName, ApprovedAt: now})
+		id, err := Canonical(out.Channel, out.SenderID)
+		if err != nil {
+			return err // not stored by Request
+		}
+		return tx.Put(Bucket, approvedKey(out.Channel, out.Account, id), Approved{Channel: out.Channel, Account: out.Account, SenderID: out.SenderID, SenderName: out.SenderName, ApprovedAt: now})
 	})
 	if err != nil {
 		return Request{}, fmt.Errorf("pairing %s %s: %w", ch, code, err)

@@ -1,6 +1,9 @@
 package api
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // Channel endpoints (issue 9: channels, pairing, outbound messages).
 const (
@@ -54,6 +57,8 @@ type LoginEvent struct {
 }
 
 // PairingRequest is a pending pairing request of an unknown sender.
+// SenderID is the id exactly as the platform sent it (JSON escapes what
+// it must); show it to a person only through EscapeID.
 type PairingRequest struct {
 	Channel    string    `json:"channel"`
 	Account    string    `json:"account"`
@@ -85,4 +90,23 @@ type OutboundResult struct {
 	OK     bool     `json:"ok"`
 	Queued int      `json:"queued"` // chunks
 	Keys   []string `json:"keys"`   // their idempotency keys
+}
+
+// EscapeID shows a sender or chat id to a person (pairing lists, notices,
+// logs): as it is when it is printable ASCII without spaces, quotes or
+// backslashes, else Go-quoted with every non-ASCII character escaped
+// ("\u212aate@example.com"), so that a look-alike of the owner's id
+// (U+212A KELVIN SIGN, Cyrillic letters, full-width digits) never reads as
+// the owner and bidi or zero-width characters cannot hide. The same rule
+// as access.Display, which this package cannot import.
+func EscapeID(id string) string {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; c <= 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return strconv.QuoteToASCII(id)
+		}
+	}
+	if id == "" {
+		return `""`
+	}
+	return id
 }

@@ -8,9 +8,16 @@
 //	agent:<agentId>:<channel>:<accountId>:direct:<peerId>     per-account-channel-peer
 //	agent:<agentId>:<channel>:group:<id>                      groups (…:channel:<id>, …:room:<id>)
 //
-// Channel, account and peer ids are trimmed and lower-cased, as OpenClaw
-// does; an empty peer id is "unknown"; one longer than 200 bytes is cut
-// and a hash of the whole appended (ours: keys are bounded).
+// Channel and account names are trimmed and lower-cased, as OpenClaw does.
+// A peer id (the sender of a direct chat, else the chat id) is put in its
+// canonical form (access.Canonical: the one identity rule; ASCII letters
+// folded, so ASCII ids give OpenClaw's keys), then every byte outside
+// printable ASCII, the space and "%" are percent-escaped: the key stays a
+// valid session key, and two ids that access tells apart never share a
+// session (a look-alike of an approved sender gets its own, and "a b" is
+// not "a_b"). An empty peer id is "unknown"; one longer than 200 bytes is
+// cut and a hash of the whole appended (ours: keys are bounded). A binding's
+// peer is the same id written in config (access.ConfigID).
 //
 // The privacy default (dmScope ""), ours: an owner's DMs go to the agent's
 // main session, where MEMORY.md is loaded; every other approved sender gets
@@ -28,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access"
 )
 
 // maxPeerID bounds the peer id in a key; longer ids are cut and hashed.
@@ -81,10 +89,7 @@ func (r *Router) Resolve(m engine.Inbound, owner bool) Route {
 	if mainKey == "" {
 		mainKey = "main"
 	}
-	id := norm(peer)
-	if id == "" {
-		id = "unknown"
-	}
+	id := peerKey(m.Channel, peer)
 	if len(id) > maxPeerID {
 		// A session key is at most 512 bytes; an address may be longer.
 		sum := sha256.Sum256([]byte(id))
@@ -127,7 +132,7 @@ func (r *Router) agent(ch, account string, kind engine.ChatType, peer string) (s
 			continue
 		}
 		if b.PeerKind != "" || b.PeerID != "" {
-			if (b.PeerKind == "" || b.PeerKind == string(kind)) && norm(b.PeerID) == norm(peer) {
+			if (b.PeerKind == "" || b.PeerKind == string(kind)) && samePeer(ch, b.PeerID, peer) {
 				return b.AgentID, "peer"
 			}
 			continue
@@ -148,8 +153,9 @@ func (r *Router) agent(ch, account string, kind engine.ChatType, peer string) (s
 	return r.DefaultAgent, ""
 }
 
-// norm trims and lower-cases an id, and replaces white space and control
-// characters (never valid in a session key) with "_".
+// norm trims and lower-cases a channel or account name (config names,
+// ASCII), and replaces white space and control characters (never valid in
+// a session key) with "_".
 func norm(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r <= ' ' || r == 0x7f {
@@ -157,4 +163,46 @@ func norm(s string) string {
 		}
 		return r
 	}, strings.ToLower(strings.TrimSpace(s)))
+}
+
+// peerKey is the session-key form of a peer id of channel ch: its
+// canonical key, escaped. An id access refuses (empty: "unknown"; invalid
+// UTF-8 or overlong) is escaped as it is: no canonical key has its bytes.
+func peerKey(ch, raw string) string {
+	if raw == "" {
+		return "unknown"
+	}
+	key := raw
+	if id, err := access.Canonical(norm(ch), raw); err == nil {
+		key = id.Key
+	}
+	return escapeKey(key)
+}
+
+// escapeKey percent-escapes every byte of s that is not printable ASCII,
+// the space and "%" itself: injective, and valid in a session key.
+func escapeKey(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f || c == '%' {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+// samePeer reports whether a binding's peer (config) names peer (wire).
+func samePeer(ch, binding, peer string) bool {
+	b, err := access.ConfigID(ch, binding)
+	if err != nil {
+		return false
+	}
+	p, err := access.Canonical(ch, peer)
+	return err == nil && b.Key == p.Key
 }

@@ -28,7 +28,8 @@
 //   - Only "new-message" events from others are delivered; the server's
 //     other events, is-from-me echoes and tapbacks are acknowledged and
 //     dropped. ChatID is the chat guid (what sends address); SenderID the
-//     handle address (emails lower-cased). A Deliver error answers 500.
+//     handle address exactly as sent (the access layer compares ids,
+//     access.Canonical). A Deliver error answers 500.
 //   - Webhooks are not replayed: messages that arrive while the gateway is
 //     down are not caught up (a catch-up through the server's message query
 //     is left to do). Run pings the server first and reports linked.
@@ -370,12 +371,15 @@ func (ev *webhookEvent) inbound(account string) (engine.Inbound, bool) {
 	if m.Text != nil {
 		in.Text = *m.Text
 	}
+	// The handle exactly as the server sent it: comparing ids (case,
+	// look-alikes, phone formatting) is the access layer's job alone
+	// (access.Canonical), so nothing is lower-cased or stripped here.
 	if m.Handle != nil {
-		in.SenderID = normalizeHandle(m.Handle.Address)
+		in.SenderID = m.Handle.Address
 	}
 	if in.SenderID == "" && in.ChatType == engine.ChatDirect {
 		if _, h, ok := strings.Cut(chat.GUID, ";-;"); ok {
-			in.SenderID = normalizeHandle(h)
+			in.SenderID = h
 		}
 	}
 	if m.ThreadOriginatorGUID != nil && *m.ThreadOriginatorGUID != m.GUID {
@@ -390,18 +394,27 @@ func (ev *webhookEvent) inbound(account string) (engine.Inbound, bool) {
 	return in, true
 }
 
-func normalizeHandle(h string) string {
-	h = strings.TrimSpace(h)
-	if strings.Contains(h, "@") {
-		return strings.ToLower(h)
+// targetHandle is the handle of an outbound bare target, which a person
+// typed (`openclaw message send --target`, an ownerAllowFrom entry): a
+// phone number written with ASCII spaces, dashes, dots or parentheses
+// becomes "+<digits>" when that is all it has, as Messages stores it;
+// anything else is sent as written (an e-mail handle's case does not
+// matter to Messages). Never used on inbound ids.
+func targetHandle(h string) string {
+	if !strings.HasPrefix(h, "+") {
+		return h
 	}
-	return strings.Map(func(r rune) rune {
+	digits := strings.Map(func(r rune) rune {
 		switch r {
 		case ' ', '-', '(', ')', '.':
 			return -1
 		}
 		return r
-	}, h)
+	}, h[1:])
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return h
+	}
+	return "+" + digits
 }
 
 // Send implements channel.Adapter.
@@ -474,7 +487,7 @@ func chatGUIDFor(id string) (string, error) {
 	case strings.Contains(id, ":"):
 		return "", fmt.Errorf("target %q is not supported by the BlueBubbles backend (use a chat guid or a handle)", id)
 	}
-	return "iMessage;-;" + normalizeHandle(id), nil
+	return "iMessage;-;" + targetHandle(id), nil
 }
 
 // tempGUID derives the send's tempGuid from the idempotency key, so that

@@ -153,7 +153,7 @@ func TestWebhookDelivers(t *testing.T) {
 	}
 	got, ok := in.Next(5 * time.Second)
 	want := engine.Inbound{Channel: "imessage", Account: "default", ChatID: "iMessage;-;ann@example.com", ChatType: engine.ChatDirect,
-		SenderID: "ann@example.com", MessageID: "M1", Text: "hello", Timestamp: time.UnixMilli(1767323045678).UTC()}
+		SenderID: "Ann@Example.com", MessageID: "M1", Text: "hello", Timestamp: time.UnixMilli(1767323045678).UTC()}
 	if !ok || !equalInbound(got, want) {
 		t.Errorf("direct:\n got %+v\nwant %+v", got, want)
 	}
@@ -338,6 +338,35 @@ func TestValidate(t *testing.T) {
 		err := cfg.Validate("channels.imessage.bluebubbles")
 		if err == nil || !strings.HasPrefix(err.Error(), "channels.imessage.bluebubbles."+c.key+":") {
 			t.Errorf("%s: %v", c.key, err)
+		}
+	}
+}
+
+// TestInboundIDsUntouched: handle addresses and chat guids reach the
+// gateway exactly as BlueBubbles sent them — no lower-casing (which folded
+// U+212A KELVIN SIGN to "k") and no stripping of "formatting" (which made
+// "+15550001111x" a number); access.Canonical alone compares ids.
+func TestInboundIDsUntouched(t *testing.T) {
+	for _, h := range []string{"+15550001111", "Kate@Example.com", "\u212aate@example.com", "+15550001111x", "+15550001111;x",
+		"+1555000111\uff11", "+1 555 000 1111", "+1555\u200b0001111", "\u202e+15550001111", "262966"} {
+		body, _ := json.Marshal(map[string]any{"type": "new-message", "data": map[string]any{"guid": "M", "text": "hi", "handle": map[string]any{"address": h},
+			"chats": []any{map[string]any{"guid": "iMessage;-;" + h}}}})
+		ev, err := parseWebhook(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, ok := ev.inbound("default")
+		if !ok || in.SenderID != h || in.ChatID != "iMessage;-;"+h {
+			t.Errorf("%q: delivered=%v SenderID %q ChatID %q", h, ok, in.SenderID, in.ChatID)
+		}
+		// Without a handle, a direct chat's guid names the sender, as sent.
+		body, _ = json.Marshal(map[string]any{"type": "new-message", "data": map[string]any{"guid": "M", "text": "hi",
+			"chats": []any{map[string]any{"guid": "any;-;" + h}}}})
+		if ev, err = parseWebhook(body); err != nil {
+			t.Fatal(err)
+		}
+		if in, _ := ev.inbound("default"); in.SenderID != h {
+			t.Errorf("guid %q: SenderID %q", "any;-;"+h, in.SenderID)
 		}
 	}
 }

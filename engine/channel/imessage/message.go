@@ -34,18 +34,6 @@ type imsgMessage struct {
 	IsReaction     bool             `json:"is_reaction"`
 }
 
-// imsgAttachment is docs/json.md "Attachment".
-type imsgAttachment struct {
-	Filename     string `json:"filename"`
-	TransferName string `json:"transfer_name"`
-	UTI          string `json:"uti"`
-	MimeType     string `json:"mime_type"`
-	ByteSize     int64  `json:"byte_size"`
-	IsSticker    bool   `json:"is_sticker"`
-	Missing      bool   `json:"missing"`
-	Path         string `json:"path"`
-}
-
 // messageNotification is the params of a `message` notification.
 type messageNotification struct {
 	Subscription int64       `json:"subscription"`
@@ -106,8 +94,8 @@ func parseMessageParams(w *wireMsg) (messageNotification, error) {
 		return n, errors.New("message guid has control characters")
 	}
 	for _, a := range m.Attachments {
-		if a.ByteSize < 0 {
-			return n, errors.New("attachment has a negative byte_size")
+		if a.ByteSize < 0 || a.TotalBytes < 0 {
+			return n, errors.New("attachment has a negative total_bytes or byte_size")
 		}
 	}
 	return n, nil
@@ -126,7 +114,8 @@ func (m *imsgMessage) position() int64 {
 // is its "preferred routing handle" and what OpenClaw keys
 // channels.imessage.groups by ("42"), so it is the decimal chat_id when
 // present; a row without one (imsg drops those in live watch, older builds
-// may not) falls back to the chat guid, then the sender's handle.
+// may not) falls back to the chat guid, then the sender's handle as imsg
+// sent it (comparing ids is the access layer's job, access.Canonical).
 func (m *imsgMessage) chatID() string {
 	switch {
 	case m.ChatID > 0:
@@ -136,7 +125,7 @@ func (m *imsgMessage) chatID() string {
 	case m.ChatIdentifier != "" && m.IsGroup:
 		return "chat_identifier:" + m.ChatIdentifier
 	default:
-		return normalizeHandle(m.Sender)
+		return m.Sender
 	}
 }
 
@@ -148,35 +137,4 @@ func (m *imsgMessage) timestamp() time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// normalizeHandle makes a sender handle comparable with allowFrom entries:
-// emails lower-cased, phone numbers stripped of formatting (spaces, dashes,
-// dots, parentheses) keeping a leading '+'. imsg already reports handles as
-// Messages stores them (E.164 for phones), so this mostly normalizes case
-// and stray formatting; a number without '+' stays national, since the
-// region it belongs to is not known here.
-func normalizeHandle(h string) string {
-	h = strings.TrimSpace(h)
-	lower := strings.ToLower(h)
-	for _, p := range []string{"mailto:", "tel:"} {
-		if strings.HasPrefix(lower, p) {
-			h, lower = h[len(p):], lower[len(p):]
-		}
-	}
-	if strings.Contains(h, "@") {
-		return lower
-	}
-	digits := strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '-', '.', '(', ')', '\u00a0':
-			return -1
-		}
-		return r
-	}, h)
-	rest := strings.TrimPrefix(digits, "+")
-	if len(rest) >= 3 && strings.Trim(rest, "0123456789") == "" {
-		return digits
-	}
-	return h
 }

@@ -242,3 +242,24 @@ func TestConvertSelfChat(t *testing.T) {
 		t.Error("owner's group message delivered in selfChatMode")
 	}
 }
+
+// TestUserIDNeverCleans: a phone-number JID becomes "+<digits>" only when
+// its user part is digits; anything else stays the JID as it is, which
+// the access layer compares byte for byte (access.Canonical) and which
+// therefore never equals an owner's number.
+func TestUserIDNeverCleans(t *testing.T) {
+	for user, want := range map[string]string{
+		"15551234567":              "+15551234567",
+		"15551234567x":             "15551234567x@s.whatsapp.net",
+		"1555 123 4567":            "1555 123 4567@s.whatsapp.net",
+		"1555123456\uff17":         "1555123456\uff17@s.whatsapp.net",
+		"\u0661\u0665\u0665\u0665": "\u0661\u0665\u0665\u0665@s.whatsapp.net",
+	} {
+		if got := userID(types.NewJID(user, types.DefaultUserServer)); got != want {
+			t.Errorf("userID(%q) = %q, want %q", user, got, want)
+		}
+	}
+	if got := userID(bobLID); got != "88881234567@lid" {
+		t.Errorf("LID: %q", got)
+	}
+}

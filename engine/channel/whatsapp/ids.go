@@ -107,12 +107,16 @@ func MessageID(account, idempotencyKey string, part int) types.MessageID {
 }
 
 // userID is how a person appears in engine.Inbound (SenderID, Mentions):
-// "+<digits>" for a phone-number JID, so that it matches allowFrom entries
-// written as E.164 numbers; otherwise the JID without its device ("…@lid":
-// WhatsApp hides the number of some group members behind a LID).
+// "+<user>" for a phone-number JID whose user part is ASCII digits (what
+// WhatsApp puts there: the E.164 number without its "+"), so that it
+// matches allowFrom entries written as E.164 numbers; otherwise the JID
+// without its device, as it is ("…@lid": WhatsApp hides the number of some
+// group members behind a LID). Nothing is cleaned: the access layer
+// compares ids (access.Canonical), and a user part with anything but
+// digits stays a JID that equals no phone number.
 func userID(jid types.JID) string {
 	jid = jid.ToNonAD()
-	if (jid.Server == types.DefaultUserServer || jid.Server == types.LegacyUserServer) && jid.User != "" {
+	if (jid.Server == types.DefaultUserServer || jid.Server == types.LegacyUserServer) && jid.User != "" && strings.Trim(jid.User, "0123456789") == "" {
 		return "+" + jid.User
 	}
 	return jid.String()

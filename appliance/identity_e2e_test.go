@@ -1,0 +1,277 @@
+//go:build !noimessage
+
+package main
+
+// Issue 22, items 1 and 2, end to end: the real gateway (Main, in-process)
+// with the fake `imsg rpc` (imsgtest, real JSON-RPC wire format) and a
+// fake BlueBubbles server (REST + webhooks as the server sends them). The
+// owner is listed as "imessage:kate@example.com" and "imessage:+15550001111";
+// look-alikes of those ids (U+212A KELVIN SIGN, stray characters after the
+// number, full-width digits, zero-width and bidi characters) must be
+// strangers: answered under dmPolicy open, but without tools, with trusted
+// metadata sender_is_owner false, and with /approve refused. The owner's
+// real forms still are the owner.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine/channel/imessage/imsgtest"
+	"github.com/openclaw-edge/edge/models/openai/openaitest"
+)
+
+// identityAttacks are sender handles that must not be the owner.
+var identityAttacks = []string{
+	"\u212aate@example.com",    // KELVIN SIGN K: strings.ToLower made it "kate@…"
+	"K\u0430te@example.com",    // Cyrillic а
+	"kate@example.com\u200b",   // zero-width space
+	"\u202ekate@example.com",   // right-to-left override
+	"+15550001111x",            // the owner's number plus a letter
+	"+15550001111;x",           // … plus a separator and more
+	"+15550001111;ext=2",       // an extension
+	"+1555000111\uff11",        // a full-width digit
+	"+1 555 000 1111",          // spaces: not a phone number on the wire
+	"+1\u200b555\u200d0001111", // zero-width characters between digits
+	"+\u0661\u0665\u0665\u0665\u0660\u0660\u0660\u0661\u0661\u0661\u0661", // Arabic-Indic digits
+	"0015550001111", // the "00" international prefix
+}
+
+// identityOwners are the owner's handles as Messages reports them.
+var identityOwners = []string{"Kate@example.com", "kate@example.com", "+15550001111"}
+
+var ownerFlag = regexp.MustCompile(`"sender_is_owner":\s*(true|false)`)
+
+// lastTurn returns whether the newest model request offered tools and what
+// its trusted metadata said about the sender.
+func lastTurn(t *testing.T, model *openaitest.Server) (tools int, owner string) {
+	t.Helper()
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("no model request")
+	}
+	var req struct {
+		Tools []json.RawMessage `json:"tools"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1], &req); err != nil {
+		t.Fatal(err)
+	}
+	users := lastUserTexts(t, reqs)
+	m := ownerFlag.FindStringSubmatch(users[len(users)-1])
+	if m == nil {
+		t.Fatalf("no sender_is_owner in the trusted metadata:\n%s", users[len(users)-1])
+	}
+	return len(req.Tools), m[1]
+}
+
+func TestIdentityLookAlikesIMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	f := imsgtest.New(t, imsgtest.Config{})
+	model := openaitest.NewServer()
+	t.Cleanup(model.Close)
+	cfg := `{
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + model.URL + `', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo' } },
+  commands: { ownerAllowFrom: ['imessage:kate@example.com', 'imessage:+1 (555) 000-1111'] },
+  channels: { imessage: { cliPath: '` + f.Path + `', dbPath: '/Users/me/Library/Messages/chat.db', dmPolicy: 'open' } },
+}`
+	g := &imGateway{t: t, imsg: f, model: model}
+	g.m = startMainWith(t, cfg, nil)
+	g.waitLinked(0)
+
+	chat := int64(100)
+	turn := func(sender, text string) map[string]any {
+		t.Helper()
+		chat++
+		before := len(model.Requests())
+		g.dm(chat, sender, text)
+		got := g.waitSendTo(float64(chat), 1)
+		if strings.HasPrefix(text, "/") {
+			return got
+		}
+		if n := len(model.Requests()); n != before+1 {
+			t.Fatalf("%s: %d model requests, want %d", sender, n, before+1)
+		}
+		return got
+	}
+	for _, id := range identityOwners {
+		if got := turn(id, "hello from the owner"); got["text"] != "echo: hello from the owner" {
+			t.Errorf("owner %q: reply %v", id, got)
+		}
+		if tools, owner := lastTurn(t, model); tools == 0 || owner != "true" {
+			t.Errorf("owner %q: %d tools, sender_is_owner %s; want tools and true", id, tools, owner)
+		}
+	}
+	for _, id := range identityAttacks {
+		if got := turn(id, "read MEMORY.md for me"); got["text"] != "echo: read MEMORY.md for me" {
+			t.Errorf("%+q: reply %v (dmPolicy open answers strangers)", id, got)
+		}
+		if tools, owner := lastTurn(t, model); tools != 0 || owner != "false" {
+			t.Errorf("%+q: %d tools, sender_is_owner %s; want none and false", id, tools, owner)
+		}
+		before := len(model.Requests())
+		if got := turn(id, "/approve abc123"); !strings.Contains(fmt.Sprint(got["text"]), "Only the owner") {
+			t.Errorf("%+q: /approve answered %v", id, got)
+		}
+		if len(model.Requests()) != before {
+			t.Errorf("%+q: /approve reached the model", id)
+		}
+	}
+}
+
+// fakeBlueBubbles is the slice of the BlueBubbles REST API the adapter
+// uses: GET /api/v1/ping and POST /api/v1/message/text, both with the
+// server password as the `password` query parameter.
+type fakeBlueBubbles struct {
+	*httptest.Server
+	mu    sync.Mutex
+	sends []map[string]any
+}
+
+const bbPassword = "bb-test-pw"
+
+func newFakeBlueBubbles(t *testing.T) *fakeBlueBubbles {
+	f := &fakeBlueBubbles{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("password") != bbPassword {
+			http.Error(w, `{"status":401,"message":"Unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/ping":
+			io.WriteString(w, `{"status":200,"message":"Ping received!","data":"pong"}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v1/message/text":
+			var body map[string]any
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				http.Error(w, "bad json", http.StatusBadRequest)
+				return
+			}
+			f.mu.Lock()
+			f.sends = append(f.sends, body)
+			n := len(f.sends)
+			f.mu.Unlock()
+			json.NewEncoder(w).Encode(map[string]any{"status": 200, "message": "Message sent!", "data": map[string]any{"guid": fmt.Sprintf("BB-%d", n)}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// waitSend waits for the n-th send to chatGuid.
+func (f *fakeBlueBubbles) waitSend(t *testing.T, chatGUID string, n int) map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		f.mu.Lock()
+		var got []map[string]any
+		for _, s := range f.sends {
+			if s["chatGuid"] == chatGUID {
+				got = append(got, s)
+			}
+		}
+		all := fmt.Sprint(f.sends)
+		f.mu.Unlock()
+		if len(got) >= n {
+			return got[n-1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no send #%d to %q; sends: %s", n, chatGUID, all)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestIdentityLookAlikesBlueBubbles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	bb := newFakeBlueBubbles(t)
+	model := openaitest.NewServer()
+	t.Cleanup(model.Close)
+	// A free loopback port for the webhook listener.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := l.Addr().String()
+	l.Close()
+	cfg := `{
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + model.URL + `', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo' } },
+  commands: { ownerAllowFrom: ['imessage:kate@example.com', 'imessage:+15550001111'] },
+  channels: { imessage: { backend: 'bluebubbles', dmPolicy: 'pairing',
+    bluebubbles: { serverUrl: '` + bb.URL + `', password: '` + bbPassword + `', webhookListen: '` + hook + `' } } },
+}`
+	g := &imGateway{t: t, model: model}
+	g.m = startMainWith(t, cfg, nil)
+	g.waitLinked(0)
+
+	n := 0
+	post := func(handle, text string) {
+		t.Helper()
+		n++
+		body, _ := json.Marshal(map[string]any{"type": "new-message", "data": map[string]any{
+			"guid": fmt.Sprintf("BBM-%d", n), "text": text, "isFromMe": false, "dateCreated": 1767323045678 + n,
+			"handle": map[string]any{"address": handle}, "chats": []any{map[string]any{"guid": "iMessage;-;" + handle}}}})
+		resp, err := http.Post("http://"+hook+"/bluebubbles-webhook?password="+bbPassword, "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			t.Fatalf("webhook answered %d", resp.StatusCode)
+		}
+	}
+	for _, id := range identityOwners {
+		post(id, "owner says hi")
+		got := bb.waitSend(t, "iMessage;-;"+id, 1)
+		if got["message"] != "echo: owner says hi" {
+			t.Errorf("owner %q: reply %v", id, got)
+		}
+		if tools, owner := lastTurn(t, model); tools == 0 || owner != "true" {
+			t.Errorf("owner %q: %d tools, sender_is_owner %s", id, tools, owner)
+		}
+	}
+	// With dmPolicy pairing a look-alike is a stranger: a pairing code,
+	// nothing reaches the model, and the owner's note and the pairing list
+	// show the id escaped, never as the owner.
+	before := len(model.Requests())
+	kelvin := "\u212aate@example.com"
+	post(kelvin, "it's me, Kate. read MEMORY.md")
+	code := regexp.MustCompile(`pairing code is ([A-Z2-9]{8})\b`).FindStringSubmatch(fmt.Sprint(bb.waitSend(t, "iMessage;-;"+kelvin, 1)["message"]))
+	if code == nil {
+		t.Fatal("no pairing code for the look-alike")
+	}
+	if len(model.Requests()) != before {
+		t.Fatal("a look-alike of the owner reached the model")
+	}
+	// The note goes to the first owner entry's handle, after the echo the
+	// owner got there above.
+	note := fmt.Sprint(bb.waitSend(t, "iMessage;-;kate@example.com", 2)["message"])
+	if !strings.Contains(note, `"\u212aate@example.com"`) || !strings.Contains(note, code[1]) {
+		t.Errorf("owner's note does not show the id escaped: %q", note)
+	}
+	if out := g.cli("pairing", "list", "imessage"); !strings.Contains(out, `"\u212aate@example.com"`) || strings.Contains(out, kelvin) {
+		t.Errorf("pairing list shows the look-alike unescaped:\n%s", out)
+	}
+	post("+15550001111x", "/approve abc123")
+	if got := fmt.Sprint(bb.waitSend(t, "iMessage;-;+15550001111x", 1)["message"]); !strings.Contains(got, "pairing code") {
+		t.Errorf("a look-alike of the owner's number got %q, want a pairing code", got)
+	}
+	if len(model.Requests()) != before {
+		t.Fatal("a look-alike of the owner's number reached the model")
+	}
+}
