@@ -44,7 +44,7 @@
 // adapter checks no signatures itself: it trusts the verdicts the
 // receiving mail server wrote into Authentication-Results header fields
 // (RFC 8601). With requireAuth (the default) a message is delivered only
-// when a trusted Authentication-Results field says
+// when the topmost Authentication-Results field, a trusted server's, says
 //
 //   - dmarc=pass with header.from the From domain, or
 //   - dkim=pass with header.d the From domain or a parent of it, or
@@ -54,17 +54,39 @@
 // (a parent counts when it has a dot — "example.com" for
 // "mail.example.com", never "com" —, a simplified relaxed alignment that
 // needs no public-suffix list; a sibling subdomain does not count). A From
-// header field repeated, or with several addresses, never counts. Trusted
-// are the fields whose authserv-id (their first word) is in authServId;
-// with authServId empty, only the topmost field, the one the receiving
-// server added last. Either way the receiving server must remove fields
-// claiming its own authserv-id from incoming mail (RFC 8601 §5 requires
-// it; Postfix with OpenDKIM/OpenDMARC, rspamd and the big providers do).
-// With authServId empty it must moreover add a field to every message: a
-// message it let through without one would be judged on a field the
-// sender wrote, so configure authServId to be sure. The parser reads
-// comments, quoted strings, method versions and any letter case;
-// what it cannot read never counts as a pass.
+// header field repeated, or with several addresses, never counts.
+//
+// Which Authentication-Results fields count (RFC 8601 §5, §7.3): the
+// receiving server prepends its fields, so its own are the topmost; any
+// the message arrived with are below them. The adapter reads the header
+// in order (not by name) and:
+//
+//   - requires the topmost Authentication-Results field to be a trusted
+//     server's: its authserv-id (the first word) is in authServId; with
+//     authServId empty, the topmost field's authserv-id is taken as the
+//     trusted one. Another server's field on top: not authenticated.
+//   - reads the top block: that field and the trusted fields right below
+//     it, up to the first Received field or the first field of another
+//     server. Nothing below the block is read, whatever its authserv-id.
+//   - lets only the topmost field authenticate; the other fields of the
+//     block can only refuse (any fail => fail): a field that cannot be
+//     read (an unknown version, bad syntax, a repeated property, an
+//     unclosed comment …), more than one dmarc result, a dmarc result
+//     other than pass for the From domain or none, dkim=fail or policy or
+//     spf=fail or softfail for an aligned domain. A forged field, even
+//     one right below the server's own, can thus never add a pass.
+//
+// The receiving server should still remove fields claiming its own
+// authserv-id from incoming mail, as RFC 8601 §5 requires (Postfix with
+// OpenDKIM/OpenDMARC, rspamd and the big providers do): a server that
+// does not, and adds no field of its own to some message, leaves the
+// sender's on top. With authServId empty it must moreover add a field to
+// every message, so configure authServId to be sure. A server that writes
+// its verdicts in several fields (OpenDKIM and OpenDMARC each add one) is
+// judged by the topmost, usually the DMARC one: a From domain without a
+// DMARC record then does not authenticate; publish one (p=none is
+// enough). The parser reads comments, quoted strings, method versions and
+// any letter case; what it cannot read never counts as a pass.
 //
 // Mail that is not authenticated is skipped like automatic mail: never
 // delivered, never answered (an answer, or a pairing code, to a forged
@@ -75,10 +97,11 @@
 // for a private mail server that takes no mail from outside, and tests.
 //
 // Mapping to engine.Inbound: chat type direct; ChatID and SenderID are the
-// From addr-spec with its ASCII letters lower-cased (Reply-To is ignored:
-// a reply goes back to the address the gateway authorised). Other
-// characters (internationalized addresses, RFC 6532) are kept as written,
-// except that an address with a character that Unicode case mapping turns
+// From addr-spec as net/mail parses it, case kept (the gateway's access
+// layer alone compares ids: access.Canonical folds ASCII letters of ASCII
+// addresses and compares any other byte for byte). Reply-To is ignored:
+// a reply goes back to the address the gateway authorised. Internationalized
+// addresses (RFC 6532) are kept as written, except that an address with a character that Unicode case mapping turns
 // into an ASCII letter (U+212A KELVIN SIGN → "k", U+017F, U+0130) counts
 // as no usable From: compared case-insensitively it would pass for an
 // ASCII address (strings.ToLower does map it). An internationalized From
@@ -98,6 +121,24 @@
 // O_EXCL, each at most 10 MiB, at most 20); with no MediaDir they are
 // dropped and the text says so. Thread carries a small JSON (ThreadInfo):
 // subject, References, and the IMAP UID/UIDVALIDITY for Ack.
+//
+// Slash commands: the gateway runs a message whose text starts with one
+// of its commands (api.Commands: /approve, /deny, /status, /new …) instead
+// of passing it to the model, and decides who may (the owner only, for
+// most). In a mail the command is the first line of the new text of the
+// body (quoted reply and signature cut as above), or, when the body is
+// empty (or only a mobile client's "Sent from my iPhone" line), the
+// Subject: "/approve abc123" as the subject of an empty mail, or as the
+// first line of a reply. The Inbound text is then the command alone: the
+// rest of the body ("Thanks, Ann") would become its arguments, and no
+// "Subject:" line or attachment note is added (attachments are still
+// saved); the mail itself stays in the mailbox. Not a command: a subject
+// with "Re:" or "Fwd:" (it does not start with "/"), a body that is only
+// a quoted reply (a command in the quote is not the sender's), a slash
+// word the gateway does not know ("/tmp is full" is a sentence), a
+// command on another line than the first, a line over 200 bytes, and
+// look-alikes (a full-width slash, "/thin\u212A" with a KELVIN SIGN, a
+// zero-width space in front).
 //
 // Outbound (SMTP, github.com/emersion/go-smtp): From is Address, To the
 // ChatID, Subject "Re: <thread subject>" (never "Re: Re:"), In-Reply-To and
@@ -185,8 +226,9 @@ type Config struct {
 	RequireAuth *bool `json:"requireAuth"`
 	// AuthServID lists the authserv-ids of the receiving mail server(s)
 	// whose Authentication-Results are trusted (the first word of the
-	// field, usually the host name: "mx.example.test"). Empty = only the
-	// topmost Authentication-Results field is read, whoever wrote it.
+	// field, usually the host name: "mx.example.test"); the topmost
+	// Authentication-Results field must be one of theirs (see the package
+	// doc). Empty = the topmost field's authserv-id, whoever wrote it.
 	AuthServID []string `json:"authServId"`
 }
 

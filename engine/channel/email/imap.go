@@ -393,7 +393,12 @@ func (a *Adapter) inbound(raw []byte, validity, uid uint32) (engine.Inbound, str
 		ts = a.deps.Now()
 	}
 	text := p.Text
-	if p.InReplyTo == "" && p.Subject != "" {
+	if p.Command != "" {
+		// The command alone, so that the gateway reads it as one (the rest
+		// of the body, a greeting or "Thanks", would become its arguments);
+		// the mail itself stays in the mailbox.
+		text = p.Command
+	} else if p.InReplyTo == "" && p.Subject != "" {
 		if text == "" {
 			text = "Subject: " + p.Subject
 		} else {
@@ -406,16 +411,16 @@ func (a *Adapter) inbound(raw []byte, validity, uid uint32) (engine.Inbound, str
 	if p.Truncated {
 		notes = append(notes, fmt.Sprintf("[the message was larger than %d MiB; only its beginning was read]", MaxMessageBytes>>20))
 	}
-	if len(notes) > 0 {
+	if len(notes) > 0 && p.Command == "" {
 		text = strings.TrimSpace(text + "\n\n" + strings.Join(notes, "\n"))
 	}
 	subject := p.Subject
 	return engine.Inbound{
 		Channel:    ChannelName,
 		Account:    a.deps.Account,
-		ChatID:     p.From,
+		ChatID:     p.FromAddr,
 		ChatType:   engine.ChatDirect,
-		SenderID:   p.From,
+		SenderID:   p.FromAddr, // as written: access.Canonical compares ids
 		SenderName: p.FromName,
 		MessageID:  id,
 		Text:       text,

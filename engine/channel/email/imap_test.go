@@ -161,8 +161,8 @@ func TestReceiveIdleAndFirstRunSkipsOldMail(t *testing.T) {
 		t.Fatalf("first delivered message is %q (old mail must be skipped)", m.MessageID)
 	}
 	want := engine.Inbound{
-		Channel: "email", Account: "default", ChatID: "ann@example.com", ChatType: engine.ChatDirect,
-		SenderID: "ann@example.com", SenderName: "Ann Example", MessageID: "new-1@example.com",
+		Channel: "email", Account: "default", ChatID: "Ann@Example.com", ChatType: engine.ChatDirect,
+		SenderID: "Ann@Example.com", SenderName: "Ann Example", MessageID: "new-1@example.com",
 		Text: "Subject: Lunch?\n\nShall we have lunch?",
 	}
 	if m.Channel != want.Channel || m.Account != want.Account || m.ChatID != want.ChatID || m.ChatType != want.ChatType ||

@@ -22,6 +22,7 @@ type Parsed struct {
 	InReplyTo  string   // the first In-Reply-To id
 	References []string // without angle brackets
 	From       string   // addr-spec, ASCII lower-cased; "" if missing or unusable
+	FromAddr   string   // From as net/mail parsed it, case kept: the SenderID (access.Canonical compares)
 	FromName   string   // display name
 	Subject    string   // decoded, one line
 	Date       time.Time
@@ -41,9 +42,13 @@ type Parsed struct {
 	// address in it (From is the first): which one a server authenticated
 	// cannot be told.
 	FromAmbiguous bool
-	// AuthResults are the Authentication-Results header field values, the
-	// topmost (added last, by the receiving server) first.
-	AuthResults []string
+	// Trace are the Authentication-Results and Received header fields in
+	// header order, the topmost (added last, by the receiving server)
+	// first: sender authentication reads their order (checkAuth).
+	Trace []TraceField
+	// Command is the slash command the mail carries ("/approve abc123"),
+	// or "" when it carries none (see mailCommand).
+	Command string
 }
 
 // Attachment is one attachment's content.
@@ -98,9 +103,10 @@ func ParseMessage(r io.Reader, limit int64) (p Parsed, err error) {
 
 	text := w.text()
 	text = normalizeText(text)
-	newText, quoted := trimReply(text)
+	newText, quoted, onlyQuote := trimReply(text)
 	p.Text = capBytes(newText, MaxTextBytes)
 	p.Quoted = capBytes(quoted, MaxQuotedBytes)
+	p.Command = mailCommand(p.Text, onlyQuote, p.Subject)
 	return p, nil
 }
 
@@ -123,7 +129,7 @@ func (p *Parsed) readHeader(h mail.Header) {
 	}
 	if from, err := h.AddressList("From"); err == nil && len(from) > 0 {
 		if addr, err := parseAddrSpec(from[0].Address); err == nil {
-			p.From = addr
+			p.From, p.FromAddr = addr, from[0].Address
 			p.FromName = oneLine(from[0].Name)
 		}
 		p.FromAmbiguous = len(from) > 1
@@ -131,7 +137,17 @@ func (p *Parsed) readHeader(h mail.Header) {
 	if len(h.Values("From")) > 1 {
 		p.FromAmbiguous = true
 	}
-	p.AuthResults = h.Values("Authentication-Results")
+	// The order of these fields among each other matters (which
+	// Authentication-Results the receiving server wrote), so they are read
+	// in header order, not by name.
+	for fs := h.Fields(); fs.Next(); {
+		switch fs.Key() {
+		case fieldAuthResults:
+			p.Trace = append(p.Trace, TraceField{Name: fieldAuthResults, Value: fs.Value()})
+		case fieldReceived:
+			p.Trace = append(p.Trace, TraceField{Name: fieldReceived})
+		}
+	}
 	if s, err := h.Subject(); err == nil {
 		p.Subject = oneLine(s)
 	} else {
@@ -433,11 +449,11 @@ var (
 
 // trimReply splits text into the new text and the quoted reply (without
 // ">" markers), then drops the signature from the new text. When trimming
-// would leave nothing, the text is kept whole: better a quote than an
-// empty message.
-func trimReply(text string) (newText, quoted string) {
+// would leave nothing, the text is kept whole (onlyQuote): better a quote
+// than an empty message.
+func trimReply(text string) (newText, quoted string, onlyQuote bool) {
 	if text == "" {
-		return "", ""
+		return "", "", false
 	}
 	lines := strings.Split(text, "\n")
 	cut := len(lines)
@@ -479,9 +495,10 @@ func trimReply(text string) (newText, quoted string) {
 	newText = strings.TrimSpace(strings.Join(newLines, "\n"))
 	newText = dropSignature(newText)
 	if newText == "" {
-		return dropSignature(text), ""
+		whole := dropSignature(text)
+		return whole, "", whole != ""
 	}
-	return newText, unquote(quoteLines)
+	return newText, unquote(quoteLines), false
 }
 
 func attributionStart(l string) bool {

@@ -416,7 +416,64 @@ func FuzzParseMessage(f *testing.F) {
 		if p.MessageID != "" && !validMsgID(p.MessageID) {
 			t.Fatalf("invalid message id %q", p.MessageID)
 		}
+		if c := p.Command; c != "" && (!isCommand(c) || c != strings.TrimSpace(c) || len(c) > maxCommandBytes) {
+			t.Fatalf("command %q", c)
+		}
 		// The renderer must cope with anything too.
 		_ = htmlToText(string(raw))
 	})
+}
+
+// TestMailCommand: a slash command in a mail, the way a person writes
+// one, is read as the command (Parsed.Command); anything else is not.
+func TestMailCommand(t *testing.T) {
+	mail := func(subject, inReplyTo, body string) string {
+		h := "From: ann@example.com\r\nSubject: " + subject + "\r\nMessage-ID: <c@example.com>\r\n"
+		if inReplyTo != "" {
+			h += "In-Reply-To: <" + inReplyTo + ">\r\n"
+		}
+		return h + "\r\n" + crlf(body)
+	}
+	for _, c := range []struct {
+		name, raw, want string
+	}{
+		{"subject, empty body", mail("/approve abc123", "", ""), "/approve abc123"},
+		{"subject, body only a mobile signature", mail("/approve abc123", "", "Sent from my iPhone\n"), "/approve abc123"},
+		{"subject, body only a signature", mail("/status", "", "-- \nAnn\n"), "/status"},
+		{"subject in capitals", mail("/STATUS", "", ""), "/STATUS"},
+		{"subject with spaces around", mail("  /deny abc123  ", "", ""), "/deny abc123"},
+		{"body first line", mail("hello", "", "/status\n"), "/status"},
+		{"body first line, rest of the body is not part of it", mail("hello", "", "/approve abc123\n\nThanks,\nAnn\nSent from my iPhone\n"), "/approve abc123"},
+		{"body first line after blank lines and spaces", mail("x", "", "\n\n   /stop\nplease\n"), "/stop"},
+		{"body wins over the subject", mail("/status", "", "/help\n"), "/help"},
+		{"body command with a signature", mail("", "", "/new plan the trip\n-- \nAnn\n"), "/new plan the trip"},
+		{"reply: body command above the quote", mail("Re: Approval needed", "n1@example.org", "/approve abc123\n\nOn Tue, 3 Jun 2025, Bot <bot@example.org> wrote:\n> Reply /deny abc123 to refuse.\n"), "/approve abc123"},
+		{"HTML body", "From: ann@example.com\r\nSubject: x\r\nContent-Type: text/html\r\n\r\n<div dir=\"ltr\">/status</div><div><br></div>\r\n", "/status"},
+
+		{"subject with a non-empty body", mail("/status", "", "What is going on?\n"), ""},
+		{"Re: subject", mail("Re: /approve abc123", "", ""), ""},
+		{"Fwd: subject", mail("Fwd: /approve abc123", "", ""), ""},
+		{"command not on the first line", mail("x", "", "Hi,\n/approve abc123\n"), ""},
+		{"unknown slash word", mail("x", "", "/tmp is full again\n"), ""},
+		{"a path", mail("/etc/hosts", "", ""), ""},
+		{"no space after the word", mail("/status.", "", ""), ""},
+		{"kelvin sign", mail("/thin\u212A high", "", ""), ""},
+		{"full-width slash", mail("\uFF0Fstatus", "", ""), ""},
+		{"zero-width space first", mail("\u200B/status", "", ""), ""},
+		{"only a quoted reply: the quote is not the owner's command", mail("Re: x", "n1@example.org", "> /approve abc123\n"), ""},
+		{"only an attribution and a quote", mail("x", "n1@example.org", "On Tue, 3 Jun 2025, Bot <bot@example.org> wrote:\n> /approve abc123\n"), ""},
+		{"a quoted command below the new text", mail("Re: x", "n1@example.org", "ok\n\n> /approve abc123\n"), ""},
+		{"too long", mail("/new "+strings.Repeat("x", 300), "", ""), ""},
+		{"just a slash", mail("/", "", ""), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := ParseMessage(strings.NewReader(c.raw), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Command != c.want {
+				t.Errorf("Command = %q, want %q (text %q, subject %q)", p.Command, c.want, p.Text, p.Subject)
+			}
+		})
+	}
 }
