@@ -74,10 +74,11 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 		}
 		for i, meta := range metas {
 			dir := filepath.Join(stateDir, "channels", name)
+			mediaDir := filepath.Join(dir, "media", meta.ID)
 			a, err := kind.open(vals[i], chanDeps{
 				Account:  meta.ID,
 				StateDir: dir,
-				MediaDir: filepath.Join(dir, "media", meta.ID),
+				MediaDir: mediaDir,
 				Store:    gateway.ChannelStore(db, name, meta.ID),
 				Logger:   log.With("channel", name, "account", meta.ID),
 				Now:      now,
@@ -89,7 +90,7 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 			if err := pol.Validate(); err != nil {
 				return nil, err
 			}
-			out = append(out, gateway.ChannelAccount{Adapter: a, Policy: pol, ChunkLimit: meta.ChunkLimit, ChunkMode: delivery.ChunkMode(meta.ChunkMode)})
+			out = append(out, gateway.ChannelAccount{Adapter: a, Policy: pol, ChunkLimit: meta.ChunkLimit, ChunkMode: delivery.ChunkMode(meta.ChunkMode), MediaDir: mediaDir})
 		}
 	}
 	return out, nil

@@ -43,9 +43,9 @@ type Deps struct {
 	Store channel.Store
 	// Logger (nil: discard).
 	Logger *slog.Logger
-	// MediaDir is where attachments fetched from a remoteHost are written
-	// (required for inbound media over ssh; local attachments are handed
-	// on by their path in ~/Library/Messages).
+	// MediaDir is where inbound attachments are copied (required for
+	// inbound media): the gateway may delete what is in it, so a Mac's
+	// own file is never handed on by its path (see attachments.go).
 	MediaDir string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
@@ -361,7 +361,7 @@ func (a *Adapter) inbound(ctx context.Context, m *imsgMessage) engine.Inbound {
 		Account:    a.deps.Account,
 		ChatID:     m.chatID(),
 		ChatType:   engine.ChatDirect,
-		SenderID:   normalizeHandle(m.Sender),
+		SenderID:   m.Sender, // imsg's raw handle: access.Canonical compares it
 		SenderName: m.SenderName,
 		MessageID:  m.GUID,
 		Text:       m.Text,
@@ -372,110 +372,19 @@ func (a *Adapter) inbound(ctx context.Context, m *imsgMessage) engine.Inbound {
 		inb.ChatType = engine.ChatGroup
 	}
 	if inb.SenderID == "" && !m.IsGroup {
-		inb.SenderID = normalizeHandle(m.ChatIdentifier)
+		inb.SenderID = m.ChatIdentifier // a direct chat's identifier is the other handle
 	}
 	if inb.Timestamp.IsZero() {
 		inb.Timestamp = a.deps.Now()
 	}
-	if a.cfg.IncludeAttachments {
-		inb.Media = a.media(ctx, m)
+	if a.cfg.IncludeAttachments && len(m.Attachments) > 0 {
+		var notes []string
+		inb.Media, notes = a.media(ctx, m)
+		if len(notes) > 0 {
+			inb.Text = strings.TrimSpace(inb.Text + "\n" + strings.Join(notes, "\n"))
+		}
 	}
 	return inb
-}
-
-// media turns attachments within mediaMaxMb into engine.Media: local paths
-// as they are, remote ones fetched over ssh into MediaDir.
-func (a *Adapter) media(ctx context.Context, m *imsgMessage) []engine.Media {
-	var out []engine.Media
-	max := a.cfg.maxMediaBytes()
-	for i, at := range m.Attachments {
-		if at.Missing || at.Path == "" {
-			continue
-		}
-		if at.ByteSize > max {
-			a.log.Info("imessage: attachment over mediaMaxMb skipped", "guid", m.GUID, "bytes", at.ByteSize)
-			continue
-		}
-		path := at.Path
-		if a.cfg.RemoteHost != "" {
-			p, err := a.fetchRemote(ctx, m.GUID, i, at.Path, max)
-			if err != nil {
-				a.log.Warn("imessage: fetching an attachment from remoteHost failed", "guid", m.GUID, "err", err)
-				continue
-			}
-			path = p
-		}
-		out = append(out, engine.Media{Path: path, MimeType: at.MimeType})
-	}
-	return out
-}
-
-// fetchRemote copies a file from the remote Mac into MediaDir with `ssh
-// host cat -- path`, at most max bytes.
-func (a *Adapter) fetchRemote(ctx context.Context, guid string, i int, path string, max int64) (string, error) {
-	if a.deps.MediaDir == "" {
-		return "", errors.New("no media directory configured")
-	}
-	if err := os.MkdirAll(a.deps.MediaDir, 0o700); err != nil {
-		return "", fmt.Errorf("media dir: %w", err)
-	}
-	sum := sha256.Sum256([]byte(guid + "\x00" + strconv.Itoa(i) + "\x00" + path))
-	dest := filepath.Join(a.deps.MediaDir, "imessage-"+hex.EncodeToString(sum[:12])+safeExt(path))
-	if _, err := os.Stat(dest); err == nil {
-		return dest, nil // fetched before a restart
-	}
-	f, err := os.CreateTemp(a.deps.MediaDir, ".imessage-fetch-*")
-	if err != nil {
-		return "", fmt.Errorf("media temp file: %w", err)
-	}
-	defer os.Remove(f.Name()) // after the rename this removes nothing
-	fctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	name, args := commandLine(a.cfg, "cat", "--", path)
-	cmd := exec.CommandContext(fctx, name, args...)
-	lw := &limitWriter{w: f, n: max}
-	cmd.Stdout = lw
-	var stderr strings.Builder
-	cmd.Stderr = &limitWriter{w: &stderr, n: 1024}
-	runErr := cmd.Run()
-	closeErr := f.Close()
-	switch {
-	case lw.over:
-		return "", fmt.Errorf("attachment is over %d bytes", max)
-	case runErr != nil:
-		return "", fmt.Errorf("ssh cat: %w: %s", runErr, sanitize(stderr.String(), 200))
-	case closeErr != nil:
-		return "", fmt.Errorf("write attachment: %w", closeErr)
-	}
-	if err := os.Rename(f.Name(), dest); err != nil {
-		return "", fmt.Errorf("store attachment: %w", err)
-	}
-	return dest, nil
-}
-
-// safeExt is path's extension if it is short and plain (".jpeg", ".heic").
-func safeExt(path string) string {
-	ext := strings.ToLower(filepath.Ext(path))
-	if len(ext) < 2 || len(ext) > 10 || strings.Trim(ext[1:], "abcdefghijklmnopqrstuvwxyz0123456789") != "" {
-		return ""
-	}
-	return ext
-}
-
-// limitWriter writes at most n bytes to w and then fails.
-type limitWriter struct {
-	w    interface{ Write([]byte) (int, error) }
-	n    int64
-	over bool
-}
-
-func (l *limitWriter) Write(p []byte) (int, error) {
-	if int64(len(p)) > l.n {
-		l.over = true
-		return 0, errors.New("size limit exceeded")
-	}
-	l.n -= int64(len(p))
-	return l.w.Write(p)
 }
 
 // Send implements channel.Adapter with imsg's `send` (or `send.tracked`,

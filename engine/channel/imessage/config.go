@@ -35,6 +35,14 @@ type Config struct {
 	// IncludeAttachments asks imsg for attachment metadata and delivers
 	// attachments as media.
 	IncludeAttachments bool `json:"includeAttachments"`
+	// AttachmentRoots are directories (on this machine) inbound
+	// attachments may be copied from, in addition to
+	// DefaultAttachmentRoots; "*" matches one path element, "~/" is the
+	// home directory. An attachment path outside them is refused.
+	AttachmentRoots []string `json:"attachmentRoots"`
+	// RemoteAttachmentRoots are the same on remoteHost ("~/" the remote
+	// home).
+	RemoteAttachmentRoots []string `json:"remoteAttachmentRoots"`
 	// MediaMaxMB caps inbound and outbound attachments (default 16, as
 	// OpenClaw).
 	MediaMaxMB int `json:"mediaMaxMb"`
@@ -105,6 +113,12 @@ func (c Config) Validate() error {
 	}
 	if strings.ContainsFunc(c.Region, func(r rune) bool { return !unicode.IsLetter(r) && r != '-' && r != '_' }) {
 		return fmt.Errorf("%s.region: %q is not a region code such as US", keyPrefix, c.Region)
+	}
+	if err := validateRoots(keyPrefix+".attachmentRoots", c.AttachmentRoots); err != nil {
+		return err
+	}
+	if err := validateRoots(keyPrefix+".remoteAttachmentRoots", c.RemoteAttachmentRoots); err != nil {
+		return err
 	}
 	if c.MediaMaxMB < 0 {
 		return fmt.Errorf("%s.mediaMaxMb: must not be negative", keyPrefix)

@@ -30,7 +30,13 @@
 //     a terminal `watch.overflow` notification.
 //   - Message fields used: id, cursor, chat_id, chat_identifier, chat_guid,
 //     is_group, guid, reply_to_guid, sender, sender_name, is_from_me, text,
-//     created_at, attachments[] {mime_type, byte_size, missing, path}.
+//     created_at, attachments[]. An attachment, as imsg's RPC encoder
+//     writes it (OutputModels.swift AttachmentPayload, docs/attachments.md):
+//     filename (chat.db's "~/Library/Messages/Attachments/…"),
+//     transfer_name, uti, mime_type, total_bytes, is_sticker, missing and
+//     original_path (filename with "~" expanded to the home of the user
+//     imsg runs as); docs/json.md calls the last two byte_size and path.
+//     All of these forms are read (attachments.go).
 //   - send {to | chat_id | chat_identifier | chat_guid, text?, file?,
 //     service? (imessage|sms|auto), region?} → {ok, id?, guid?}; one file
 //     per call. send.tracked adds attempt_id (a UUID that becomes the
@@ -48,8 +54,10 @@
 //     "preferred routing handle" and what OpenClaw keys
 //     channels.imessage.groups by. Send accepts that, OpenClaw's prefixed
 //     targets (chat_id:, chat_guid:, chat_identifier:, imessage:, sms:,
-//     auto:) and bare handles. SenderID is the sender handle, emails
-//     lower-cased and phone formatting stripped.
+//     auto:) and bare handles. SenderID is the sender handle exactly as
+//     imsg sent it (Messages' raw handle.id: "+15551234567", an e-mail
+//     address, a short code): nothing is lower-cased or stripped here,
+//     the access layer alone makes ids comparable (access.Canonical).
 //   - The cursor (Store key "imsg.cursor": rowid and database path) is
 //     advanced only after Deliver returned nil, and also past skipped
 //     messages (is_from_me echoes, reactions, empty rows). The first run
@@ -74,8 +82,10 @@
 //   - remoteHost: the adapter runs `ssh -T -o BatchMode=yes -o
 //     ServerAliveInterval=15 -o ConnectTimeout=15 -- host 'cliPath' 'rpc'
 //     '--db' 'dbPath'` itself, every remote word single-quoted (a leading
-//     ~/ is left to the remote shell). Inbound attachments are then copied
-//     with `ssh host cat -- path` into Deps.MediaDir (at most mediaMaxMb).
+//     ~/ is left to the remote shell). Inbound attachments are then
+//     fetched over ssh by a short sh script that resolves the path and the
+//     root on the Mac (cd -P), refuses a file outside the root or a
+//     symlink, and cats it (at most mediaMaxMb).
 //     Outbound attachments over remoteHost are not supported yet (a
 //     permanent error). OpenClaw instead expects cliPath to be an ssh
 //     wrapper script and uses remoteHost only for scp; such a wrapper with
@@ -84,6 +94,21 @@
 //     notifications (more: reconnect from the cursor), 512 bytes per
 //     stderr line and the last 8 kept for the error; 1 MiB text, 100
 //     attachments per message.
+//   - Inbound attachments (includeAttachments) are copied into
+//     Deps.MediaDir and handed on as the copy, never as the Mac's own
+//     file: the gateway deletes the media of messages nobody reads, and
+//     the model's tools may act on them. Only a regular file inside an
+//     attachment root is copied (DefaultAttachmentRoots — OpenClaw's
+//     /Users/*/Library/Messages/Attachments and ~/Library/Messages/
+//     Attachments — plus attachmentRoots, or remoteAttachmentRoots over
+//     ssh): a path with . or .., control characters or outside the roots
+//     is refused, the root is opened as an os.Root (no symlink out of it)
+//     and the file with O_NOFOLLOW|O_NONBLOCK; anything bigger than
+//     mediaMaxMb (by total_bytes or by the file itself) is skipped. The
+//     copy's name comes from the message guid, never from the sender's
+//     file name. What is left out is logged and noted in the text
+//     ("[attachment not included: refused]"). converted_path is not used
+//     (conversion is never asked for).
 //   - Not used: typing, tapbacks and other bridge methods, reply_to on
 //     sends (imsg sends replies only through its bridge), messages.after
 //     catch-up (since_rowid on the subscription does the same job).

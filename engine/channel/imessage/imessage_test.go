@@ -148,7 +148,7 @@ func TestReceiveDirectAndGroup(t *testing.T) {
 	store := channeltest.NewStore()
 	r := start(t, newAdapter(t, Config{CLIPath: f.wrapper, DBPath: "/Users/me/Library/Messages/chat.db"}, store), store)
 
-	f.add(dm(1, "+1 (555) 123-4567", "hello"))
+	f.add(dm(1, "+15551234567", "hello"))
 	got := r.next(t)
 	want := engine.Inbound{
 		Channel: "imessage", Account: "default", ChatID: "7", ChatType: engine.ChatDirect,
@@ -167,7 +167,7 @@ func TestReceiveDirectAndGroup(t *testing.T) {
 	if got.MessageID != "GUID-3" {
 		t.Fatalf("is_from_me echo was delivered: %+v", got)
 	}
-	if got.ChatType != engine.ChatGroup || got.ChatID != "42" || got.SenderID != "bob@example.com" || got.ReplyTo != "GUID-1" || got.Text != "hi all" {
+	if got.ChatType != engine.ChatGroup || got.ChatID != "42" || got.SenderID != "Bob@Example.COM" || got.ReplyTo != "GUID-1" || got.Text != "hi all" {
 		t.Errorf("group: %+v", got)
 	}
 	if c := r.waitCursor(t, 3); c != 3 {
@@ -314,7 +314,7 @@ func TestDefaultCLIPathFromPATH(t *testing.T) {
 		t.Errorf("chats.list probe = %v", got)
 	}
 	f.add(dm(1, "USER@ICLOUD.COM", "hi"))
-	if got := r.next(t); got.SenderID != "user@icloud.com" {
+	if got := r.next(t); got.SenderID != "USER@ICLOUD.COM" { // as sent: access compares
 		t.Errorf("sender %q", got.SenderID)
 	}
 }
@@ -515,15 +515,20 @@ func TestAttachmentsGated(t *testing.T) {
 	t.Run("on", func(t *testing.T) {
 		f := newFakeIMsg(t, fakeConfig{})
 		store := channeltest.NewStore()
-		r := start(t, newAdapter(t, Config{CLIPath: f.wrapper, IncludeAttachments: true, MediaMaxMB: 1}, store), store)
+		r := start(t, newAdapter(t, Config{CLIPath: f.wrapper, IncludeAttachments: true, MediaMaxMB: 1, AttachmentRoots: []string{dir}}, store), store)
 		if got := f.requests("watch.subscribe")[0]["attachments"]; got != true {
 			t.Errorf("subscribe attachments = %v", got)
 		}
 		f.add(withAttachments(1))
 		got := r.next(t)
-		want := []engine.Media{{Path: small, MimeType: "image/jpeg"}}
-		if !reflect.DeepEqual(got.Media, want) {
-			t.Errorf("media = %v, want %v (big and missing skipped)", got.Media, want)
+		if len(got.Media) != 1 || got.Media[0].MimeType != "image/jpeg" || filepath.Dir(got.Media[0].Path) != r.a.deps.MediaDir {
+			t.Fatalf("media = %v, want one copy in %s (big and missing skipped)", got.Media, r.a.deps.MediaDir)
+		}
+		if b, err := os.ReadFile(got.Media[0].Path); err != nil || string(b) != "jpeg" {
+			t.Errorf("the copy holds %q, %v", b, err)
+		}
+		if !strings.Contains(got.Text, "over mediaMaxMb 1") || !strings.Contains(got.Text, "not on the Mac") {
+			t.Errorf("text %q lacks the notes on what was left out", got.Text)
 		}
 		// Outbound: each file its own send, the text with the first;
 		// over mediaMaxMb refused permanently; a URL goes into the text.
@@ -613,7 +618,7 @@ exec sh -c "$*"
 		t.Fatal(err)
 	}
 	store := channeltest.NewStore()
-	a := newAdapter(t, Config{CLIPath: f.wrapper, DBPath: filepath.Join(tricky, "chat.db"), RemoteHost: "bot@mac", IncludeAttachments: true}, store)
+	a := newAdapter(t, Config{CLIPath: f.wrapper, DBPath: filepath.Join(tricky, "chat.db"), RemoteHost: "bot@mac", IncludeAttachments: true, RemoteAttachmentRoots: []string{tricky}}, store)
 	r := start(t, a, store)
 	m := dm(1, "+15551234567", "remote")
 	m["attachments"] = []any{map[string]any{"filename": "IMG 1.heic", "mime_type": "image/heic", "byte_size": 10, "missing": false, "path": photo}}
@@ -683,19 +688,26 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestNormalizeHandle(t *testing.T) {
-	for in, want := range map[string]string{
-		"+1 (555) 123-4567":    "+15551234567",
-		"Ann@Example.COM":      "ann@example.com",
-		" mailto:A@B.C ":       "a@b.c",
-		"tel:+44 20 7946 0958": "+442079460958",
-		"555.123.4567":         "5551234567",
-		"chat123":              "chat123",
-		"":                     "",
-	} {
-		if got := normalizeHandle(in); got != want {
-			t.Errorf("normalizeHandle(%q) = %q, want %q", in, got, want)
+// TestInboundIDsUntouched: the adapter hands over imsg's handles and chat
+// ids exactly as imsg sent them — no lower-casing, no stripping of
+// "formatting" (that made "+15550001111x" the owner and folded U+212A to
+// "k"); access.Canonical alone compares ids.
+func TestInboundIDsUntouched(t *testing.T) {
+	a := &Adapter{cfg: Config{}.withDefaults(), deps: Deps{Now: time.Now}}
+	for _, h := range []string{"+15551234567", "Ann@Example.COM", "\u212aate@example.com", "+15550001111x", "+1 (555) 123-4567",
+		"+1555000111\uff11", "+1555\u200b0001111", " mailto:A@B.C ", "262966", "urn:biz:4f8c"} {
+		in := a.inbound(context.Background(), &imsgMessage{GUID: "G", Sender: h, Text: "hi", ChatID: 7})
+		if in.SenderID != h || in.ChatID != "7" {
+			t.Errorf("sender %q: SenderID %q ChatID %q", h, in.SenderID, in.ChatID)
 		}
+		in = a.inbound(context.Background(), &imsgMessage{GUID: "G", ChatIdentifier: h, Text: "hi"})
+		if in.SenderID != h || in.ChatID != "" {
+			t.Errorf("chat_identifier %q: SenderID %q ChatID %q", h, in.SenderID, in.ChatID)
+		}
+	}
+	m := &imsgMessage{GUID: "G", Sender: "+15551234567", ChatGUID: "any;-;+15551234567"}
+	if got := m.chatID(); got != "chat_guid:any;-;+15551234567" {
+		t.Errorf("chatID %q", got)
 	}
 }
 
@@ -752,7 +764,6 @@ func FuzzNotification(f *testing.F) {
 		// Normalizing an accepted message never panics either.
 		_ = m.chatID()
 		_ = m.timestamp()
-		_ = normalizeHandle(m.Sender)
 		a := &Adapter{cfg: Config{}.withDefaults(), deps: Deps{Now: time.Now}}
 		_ = a.inbound(context.Background(), m)
 	})

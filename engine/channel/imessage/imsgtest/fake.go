@@ -224,3 +224,24 @@ func GroupMessage(rowid, chatID int64, sender, text string) map[string]any {
 	m["is_group"] = true
 	return m
 }
+
+// Attachment returns an attachment row as chat.db holds it and imsg
+// reads it: filename is the stored path (Messages writes
+// "~/Library/Messages/Attachments/xx/yy/<guid>/<name>"), transfer_name the
+// name the sender gave; the fake adds original_path and missing when it
+// emits the message (see the package doc).
+func Attachment(filename, mimeType string, size int64) map[string]any {
+	return map[string]any{
+		"filename": filename, "transfer_name": filepath.Base(filename), "uti": "public.data",
+		"mime_type": mimeType, "total_bytes": size, "is_sticker": false,
+	}
+}
+
+// LegacyAttachment is an attachment in the form docs/json.md documents:
+// the resolved path in "path" and the size in "byte_size".
+func LegacyAttachment(path, mimeType string, size int64) map[string]any {
+	return map[string]any{
+		"filename": filepath.Base(path), "transfer_name": filepath.Base(path), "uti": "public.data",
+		"mime_type": mimeType, "byte_size": size, "is_sticker": false, "missing": false, "path": path,
+	}
+}

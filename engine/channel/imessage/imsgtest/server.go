@@ -25,6 +25,13 @@
 //     arguments, the running fake's process id (Fake.Requests, Fake.Argv,
 //     Fake.PID, Fake.Kill).
 //   - config.json: the Config the fake was created with.
+//
+// Attachments are stored as chat.db has them (Attachment: filename
+// "~/Library/Messages/Attachments/…", transfer_name, uti, mime_type,
+// total_bytes, is_sticker) and, when a subscription asked for them, sent
+// as imsg's RPC encoder sends them (Sources/imsg/OutputModels.swift
+// AttachmentPayload): original_path resolved from filename against $HOME
+// and missing from the file system, as imsg's AttachmentResolver does.
 package imsgtest
 
 import (
@@ -444,6 +451,8 @@ func (f *server) watch(sub, since int64, resume, attachments bool) {
 		}
 		if !attachments {
 			m["attachments"] = []any{}
+		} else {
+			m["attachments"] = resolveAttachments(m["attachments"])
 		}
 		f.write(map[string]any{"jsonrpc": "2.0", "method": "message", "params": map[string]any{"subscription": sub, "message": m}})
 	}
@@ -468,4 +477,48 @@ func (f *server) watch(sub, since int64, resume, attachments bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// resolveAttachments does what imsg's AttachmentResolver does for each
+// attachment row: original_path is the row's filename with "~" expanded to
+// the home directory of the user imsg runs as ($HOME), and missing is true
+// unless that is an existing non-directory (symlinks followed, as
+// FileManager.fileExists does). A row that already has original_path or
+// path (a test playing an odd or hostile imsg, or docs/json.md's older
+// form) is passed on as it is, missing computed only when absent.
+func resolveAttachments(v any) any {
+	list, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(list))
+	for _, a := range list {
+		at, ok := a.(map[string]any)
+		if !ok {
+			out = append(out, a)
+			continue
+		}
+		c := make(map[string]any, len(at)+2)
+		for k, v := range at {
+			c[k] = v
+		}
+		p, hasOrig := c["original_path"].(string)
+		if _, hasPath := c["path"]; !hasOrig && !hasPath {
+			p, _ = c["filename"].(string)
+			if rest, ok := strings.CutPrefix(p, "~/"); ok {
+				p = filepath.Join(os.Getenv("HOME"), rest)
+			} else if p == "~" {
+				p = os.Getenv("HOME")
+			}
+			c["original_path"] = p
+		} else if hasPath && !hasOrig {
+			p, _ = c["path"].(string)
+		}
+		if _, ok := c["missing"]; !ok {
+			st, err := os.Stat(p)
+			c["missing"] = p == "" || err != nil || st.IsDir()
+		}
+		out = append(out, c)
+	}
+	return out
 }
