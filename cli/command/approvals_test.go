@@ -64,3 +64,26 @@ func TestAge(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovalCommandNotFolded: a compound command shows with its line
+// breaks escaped, never folded into one innocent-looking line.
+func TestApprovalCommandNotFolded(t *testing.T) {
+	for _, tt := range []struct {
+		ap   api.Approval
+		want string
+	}{
+		{api.Approval{Command: "grep -rn TODO .\nrm -rf memory"}, `grep -rn TODO .\nrm -rf memory`},
+		{api.Approval{Command: "ls\r\nrm -rf ~"}, `ls\r\nrm -rf ~`},
+		{api.Approval{Command: "ls\u2028rm -rf ~\u3164"}, `ls\u2028rm -rf ~\u3164`},
+		{api.Approval{Command: "printf 'a\nb'", Argv: []string{"printf", "a\nb"}}, `printf a\nb`},
+	} {
+		if got := approvalCommand(&tt.ap); got != tt.want {
+			t.Errorf("approvalCommand(%q) = %q, want %q", tt.ap.Command, got, tt.want)
+		}
+		// The details' first line is the command: its own newline must not
+		// start a second one.
+		if got := approvalDetails(&tt.ap); strings.ContainsAny(got, "\r\u2028") || !strings.Contains(got, "\n") && len(tt.ap.Argv) > 0 || len(tt.ap.Argv) == 0 && strings.Contains(got, "\n") {
+			t.Errorf("approvalDetails(%q) = %q", tt.ap.Command, got)
+		}
+	}
+}

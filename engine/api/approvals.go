@@ -126,13 +126,45 @@ func isPlain(s string) bool {
 // (Cf: bidi overrides, zero-width joiners, U+FEFF), separators other than
 // U+0020, private-use and unassigned code points; the explicit list guards
 // the ones that must never pass even if a Unicode update recategorises them.
+//
+// Default-ignorable code points that are not format characters (Hangul
+// fillers U+115F, U+3164, U+FFA0, the combining grapheme joiner U+034F,
+// variation selectors) and the blank Braille pattern U+2800 show as
+// nothing or as a blank: they are escaped too, so "rm\u3164-rf" cannot
+// pass for one word or "rm -rf".
 func visible(r rune) bool {
 	switch {
 	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069, r == 0x200e, r == 0x200f, r == 0x061c,
-		r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff, r == 0x2028, r == 0x2029:
+		r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff, r == 0x2028, r == 0x2029, r == 0x2800:
+		return false
+	case r >= 0x80 && (unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r)):
 		return false
 	}
 	return unicode.IsPrint(r)
+}
+
+// EscapeLimit is EscapeControl with the escaped text cut to at most n
+// bytes where it would be longer, the cut said in words: "… (N more
+// bytes)", N counting the bytes of s left out. It never folds or drops a
+// character silently: for places with little room (a chat notice), where
+// the full text stays available elsewhere (the CLI, --json).
+func EscapeLimit(s string, n int) string {
+	e := EscapeControl(s)
+	if len(e) <= n {
+		return e
+	}
+	var b strings.Builder
+	i := 0
+	for i < len(s) {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		piece := EscapeControl(s[i : i+size]) // one character, or one bad byte
+		if b.Len()+len(piece) > n {
+			break
+		}
+		b.WriteString(piece)
+		i += size
+	}
+	return fmt.Sprintf("%s… (%d more bytes)", b.String(), len(s)-i)
 }
 
 // EscapeArgv shows argv as one line: each argument escaped, and quoted when

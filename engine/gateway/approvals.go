@@ -12,9 +12,13 @@ package gateway
 //     the socket's peer credentials) or from a slash command sent through
 //     it; model output is never parsed as a command, so the model can
 //     neither approve nor elevate.
-//   - A slash command answers only approvals of its own session (a message
-//     in one chat must not approve another chat's command); the control API
-//     answers any.
+//   - /approve and /deny find the approval by id wherever it was raised
+//     (another chat, another channel, the CLI's session), as the control
+//     API does: every path to them is the owner's (a channel refuses them
+//     to anyone else: access.Privileged), and an owner's exec asking in
+//     one chat is often answered from another. In a chat they are handled
+//     ahead of the chat's queue (channels.dispatch), since the turn that
+//     waits for the answer holds that queue.
 //   - An approval that was answered, expired or whose turn ended stays in
 //     the table for a while as a tombstone, so a late answer gets "expired"
 //     or "already answered" rather than a bare "unknown id".
@@ -109,8 +113,8 @@ func (g *Gateway) Approvals() []api.Approval {
 }
 
 // decide gives the owner's decision d to the approval id. A non-empty key
-// limits it to that session's approvals (slash commands); "" is the control
-// API, which answers any. The error is an *api.Error.
+// limits it to that session's approvals; "" answers any (the control API
+// and /approve, both the owner's). The error is an *api.Error.
 func (g *Gateway) decide(key engine.SessionKey, id string, d tool.Decision) (api.Approval, error) {
 	if !slices.Contains(api.Decisions, string(d)) {
 		return api.Approval{}, badRequest(fmt.Sprintf("unknown decision %q (want %s)", d, strings.Join(api.Decisions, ", ")))
@@ -213,8 +217,9 @@ func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.
 }
 
 // approveCommand handles "/approve <id> [once|always|elevated]" and
-// "/deny <id>" in session key.
-func (g *Gateway) approveCommand(key engine.SessionKey, name, args string) (string, error) {
+// "/deny <id>", for an approval of any session (see the package doc: only
+// the owner gets here).
+func (g *Gateway) approveCommand(name, args string) (string, error) {
 	f := strings.Fields(args)
 	usage := "usage: /approve <id> [always|elevated]"
 	if name == "deny" {
@@ -237,16 +242,34 @@ func (g *Gateway) approveCommand(key engine.SessionKey, name, args string) (stri
 			return "", badRequest(usage)
 		}
 	}
-	ap, err := g.decide(key, f[0], d)
+	ap, err := g.decide("", f[0], d)
 	if err != nil {
 		return "", err
 	}
+	g.log.Info("exec approval decided by slash command", "id", ap.ID, "session", ap.SessionKey, "decision", string(d))
 	return decisionText(ap, d), nil
+}
+
+// maxNoticeCommand bounds the escaped command in a chat message (a
+// notice, a reply to /approve, /status): chats cut or refuse long
+// messages, and a cut the owner cannot see is worse than one said.
+const maxNoticeCommand = 2000
+
+// noticeCommand shows a command in a chat message: backquoted, escaped
+// (api.EscapeControl: a newline shows as \n, ESC as \x1b, bidi and
+// zero-width characters as \u…), never folded; longer than
+// maxNoticeCommand it is cut with "… (N more bytes)" and a pointer to
+// where the whole of it is.
+func noticeCommand(cmd string) string {
+	if s := api.EscapeControl(cmd); len(s) <= maxNoticeCommand {
+		return "`" + s + "`"
+	}
+	return "`" + api.EscapeLimit(cmd, maxNoticeCommand) + "` (the whole command: `openclaw approvals list`)"
 }
 
 // decisionText says what a decision does, with the command escaped.
 func decisionText(ap api.Approval, d tool.Decision) string {
-	cmd := "`" + api.EscapeControl(ap.Command) + "`"
+	cmd := noticeCommand(ap.Command)
 	switch d {
 	case tool.DecisionDeny:
 		return fmt.Sprintf("Denied %s: %s will not run.", ap.ID, cmd)
@@ -266,8 +289,8 @@ func (g *Gateway) approvalLines(key engine.SessionKey) string {
 		if ap.SessionKey != string(key) {
 			continue
 		}
-		fmt.Fprintf(&b, "\nPending approval %s: `%s` (expires in %s; /approve %s [always|elevated] or /deny %s)",
-			ap.ID, api.EscapeControl(ap.Command), ap.ExpiresAt.Sub(now).Round(time.Second), ap.ID, ap.ID)
+		fmt.Fprintf(&b, "\nPending approval %s: %s (expires in %s; /approve %s [always|elevated] or /deny %s)",
+			ap.ID, noticeCommand(ap.Command), ap.ExpiresAt.Sub(now).Round(time.Second), ap.ID, ap.ID)
 	}
 	return b.String()
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/routing"
 	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
 )
 
 // Record buckets of the channel pipeline.
@@ -117,13 +118,60 @@ func plainID(id string) string {
 
 // removeMedia deletes the local attachments of a message nobody will read
 // (dropped, pending pairing, kept as group context): a stranger's uploads
-// must not pile up on the box.
-func removeMedia(m engine.Inbound) {
+// must not pile up on the box. Only files the adapter itself wrote go:
+// those in its account's MediaDir (removeOwnMedia). Anything else a
+// message names — the owner's own file on a Mac, a path an adapter got
+// wrong — is left alone and logged: deleting what we did not create is
+// data loss, a leftover copy is not.
+func (c *channels) removeMedia(m engine.Inbound) {
+	ca := c.accounts[accountKey(m.Channel, m.Account)]
 	for _, md := range m.Media {
-		if md.Path != "" {
-			_ = os.Remove(md.Path) // best effort: a file already gone is fine
+		if md.Path == "" {
+			continue
+		}
+		dir := ""
+		if ca != nil {
+			dir = ca.MediaDir
+		}
+		if err := removeOwnMedia(dir, md.Path); err != nil {
+			c.g.log.Warn("attachment of an unread message left in place", "channel", m.Channel, "path", md.Path, "err", err)
 		}
 	}
+}
+
+// removeOwnMedia removes the file p if it lies in dir: lexically below it,
+// reached through no symlink that leaves it (os.Root refuses those), and
+// not a directory. A symlink there is unlinked, never its target. A file
+// already gone is no error.
+func removeOwnMedia(dir, p string) error {
+	if dir == "" {
+		return errors.New("the channel has no media directory")
+	}
+	rel, err := filepath.Rel(dir, p)
+	if err != nil || !filepath.IsLocal(rel) {
+		return errors.New("not in the channel's media directory")
+	}
+	root, err := os.OpenRoot(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("media directory: %w", err)
+	}
+	defer root.Close()
+	st, err := root.Lstat(rel)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case st.IsDir():
+		return errors.New("a directory, not an attachment")
+	}
+	if err := root.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // ChannelAccount is one configured channel account, built by the wiring.
@@ -133,6 +181,9 @@ type ChannelAccount struct {
 	// ChunkLimit and ChunkMode split replies (0: delivery.DefaultChunkLimit).
 	ChunkLimit int
 	ChunkMode  delivery.ChunkMode
+	// MediaDir is where the adapter writes inbound attachments; the
+	// gateway deletes unread attachments only there ("": never).
+	MediaDir string
 }
 
 type chanAccount struct {
@@ -165,6 +216,7 @@ type channels struct {
 
 	mu       sync.Mutex
 	workers  map[string]chan inboxItem // by chat
+	urgent   int                       // owner commands being handled beside the queues (dispatch)
 	stopping bool
 	seq      int64
 	wg       sync.WaitGroup
@@ -333,20 +385,24 @@ func (c *channels) deliver(m engine.Inbound) error {
 	// A sender nobody may hear from (a blocked DM, an unlisted group, a
 	// group member who may not trigger) costs nothing durable: no inbox
 	// record, no dedup key, no worker, no kept attachment.
-	if v, err := c.decide(m); err == nil && v.Action == access.Drop {
+	v, verr := c.decide(m)
+	if verr == nil && v.Action == access.Drop {
 		c.g.log.Debug("inbound message dropped", "channel", m.Channel, "chat", m.ChatID, "reason", v.Reason)
-		removeMedia(m)
+		c.removeMedia(m)
 		return nil
 	}
+	// An owner's /approve does not wait for the chat's queue (dispatch),
+	// so a busy chat does not refuse it either.
+	urgent := verr == nil && isUrgent(m, v)
 	chat := accountKey(m.Channel, m.Account) + "/" + m.ChatID
 	c.mu.Lock()
-	if q, ok := c.workers[chat]; ok && len(q) >= cap(q) {
+	if q, ok := c.workers[chat]; ok && len(q) >= cap(q) && !urgent {
 		c.mu.Unlock()
 		// Not recorded, so the platform keeps it (no ack, no cursor
 		// advance) and delivers it again once the chat has caught up.
 		return fmt.Errorf("chat %s is busy: %d messages waiting", m.ChatID, cap(q))
 	}
-	if len(c.workers) >= maxChatWorkers {
+	if len(c.workers) >= maxChatWorkers && !urgent {
 		if _, ok := c.workers[chat]; !ok {
 			c.mu.Unlock()
 			return fmt.Errorf("too many active chats (%d); try again shortly", maxChatWorkers)
@@ -384,13 +440,48 @@ func (c *channels) deliver(m engine.Inbound) error {
 	return nil
 }
 
-// dispatch queues it on its chat's worker, starting one if needed.
+// maxUrgent bounds the owner's commands handled beside the chat queues at
+// once; more wait in their chat's queue.
+const maxUrgent = 16
+
+// isUrgent reports whether m, with its access verdict v, is an owner's
+// /approve or /deny. Those are handled at once, beside the chat's queue:
+// the turn waiting for the answer holds that queue (each chat has one
+// worker, handling its messages in order). Anyone else's goes through the
+// queue and is refused there, as before.
+func isUrgent(m engine.Inbound, v access.Verdict) bool {
+	if v.Action != access.Answer || !v.Owner {
+		return false
+	}
+	name, _, ok := parseCommand(strings.TrimSpace(m.Text))
+	return ok && (name == "approve" || name == "deny")
+}
+
+// dispatch queues it on its chat's worker, starting one if needed; an
+// owner's /approve or /deny (isUrgent) is handled at once instead, on its
+// own goroutine. Either way handle processes, acks and removes the inbox
+// item once, as for any message; after a crash it is handled again at
+// start like the rest.
 func (c *channels) dispatch(it inboxItem) {
 	chat := accountKey(it.Inbound.Channel, it.Inbound.Account) + "/" + it.Inbound.ChatID
+	v, verr := c.decide(it.Inbound)
+	urgent := verr == nil && isUrgent(it.Inbound, v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil || c.ctx.Err() != nil {
 		return // stopping: the item stays in the inbox for the next start
+	}
+	if urgent && c.urgent < maxUrgent {
+		c.urgent++
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.handle(it)
+			c.mu.Lock()
+			c.urgent--
+			c.mu.Unlock()
+		}()
+		return
 	}
 	q, ok := c.workers[chat]
 	if !ok {
@@ -433,7 +524,7 @@ func (c *channels) work(chat string, q chan inboxItem) {
 // for the next start.
 func (c *channels) handle(it inboxItem) {
 	m := it.Inbound
-	log := c.g.log.With("channel", m.Channel, "account", m.Account, "chat", m.ChatID, "msg", m.MessageID)
+	log := c.g.log.With("channel", m.Channel, "account", m.Account, "chat", access.Display(m.ChatID), "msg", m.MessageID)
 	if err := c.process(c.ctx, m, log); err != nil {
 		if c.ctx.Err() != nil {
 			return // shutting down: handled again at the next start
@@ -546,13 +637,13 @@ func (c *channels) process(ctx context.Context, m engine.Inbound, log interface 
 	route := c.router.Resolve(m, v.Owner)
 	switch v.Action {
 	case access.Drop:
-		removeMedia(m)
+		c.removeMedia(m)
 		return nil
 	case access.Pair:
-		removeMedia(m)
+		c.removeMedia(m)
 		return c.pair(ca, m, log)
 	case access.Context:
-		removeMedia(m)
+		c.removeMedia(m)
 		return c.keepContext(route.Key, m)
 	}
 	ag := c.g.agents[route.AgentID]
@@ -562,14 +653,14 @@ func (c *channels) process(ctx context.Context, m engine.Inbound, log interface 
 	text := strings.TrimSpace(m.Text)
 	if word, _, _ := strings.Cut(strings.TrimPrefix(text, "/"), " "); strings.HasPrefix(text, "/") && access.Reserved(word) {
 		if !v.Owner {
-			log.Warn("owner-only command refused", "command", word, "sender", m.SenderID)
+			log.Warn("owner-only command refused", "command", word, "sender", access.Display(m.SenderID))
 			return c.send(ca, m, "Only the owner can use /"+strings.ToLower(word)+".", false)
 		}
 		return c.send(ca, m, "/"+strings.ToLower(word)+" is not available from a channel; use the openclaw CLI on the gateway.", false)
 	}
 	if name, args, ok := parseCommand(text); ok {
 		if access.Privileged(name) && !v.Owner {
-			log.Warn("owner-only command refused", "command", name, "sender", m.SenderID)
+			log.Warn("owner-only command refused", "command", name, "sender", access.Display(m.SenderID))
 			return c.send(ca, m, "Only the owner can use /"+name+".", false)
 		}
 		if name != "new" && name != "reset" || args == "" {
@@ -632,12 +723,13 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 		meta:    session.Meta{ChatType: string(m.ChatType), Channel: m.Channel, DisplayName: name},
 		// MEMORY.md only for the owner, even where session.dmScope puts
 		// others in the main session.
-		main:  route.Main && v.Owner,
-		owner: v.Owner,
-		reply: func(r delivery.Reply) ([]session.Record, error) {
-			r.Media = c.confineMedia(ag, r.Media)
-			return c.outbox.records(ca, m, r)
-		},
+		main:    route.Main && v.Owner,
+		owner:   v.Owner,
+		created: &tool.Created{},
+	}
+	o.reply = func(r delivery.Reply) ([]session.Record, error) {
+		r.Media = c.confineMedia(ag, m, v.Owner, o.created, r.Media)
+		return c.outbox.records(ca, m, r)
 	}
 	emit := func(ev api.Event) {
 		if ev.Type == api.EventApproval && ev.Approval != nil {
@@ -665,13 +757,28 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 	return err
 }
 
-// confineMedia keeps the MEDIA: attachments of a model's reply that are
-// URLs or files inside the agent's workspace (after symlinks): a reply is
-// model output, and a model talked into "MEDIA:/var/lib/openclaw/state.db"
-// must not mail the state, the config or a channel's device keys to
-// whoever asked.
-func (c *channels) confineMedia(ag *Agent, media []string) []string {
-	var out []string
+// confineMedia keeps the MEDIA: attachments of a model's reply that its
+// recipients may get. A reply is model output, and anyone it answers can
+// ask the model for a line "MEDIA:<path>":
+//
+//   - The owner, alone in a direct chat, gets URLs and files inside the
+//     agent's workspace (after symlinks): a model talked into
+//     "MEDIA:/var/lib/openclaw/state.db" must not mail the state, the
+//     config or a channel's device keys even to the owner's own chat.
+//   - Everyone else (a non-owner, or a group, where non-owners read too)
+//     gets URLs (sent as text, never fetched), files this turn's file
+//     tools created that still hold what they wrote (tool.Created: a hard
+//     link, a symlink or a copy made by a command is not one), and the
+//     media the sender sent in with this message — never a bootstrap
+//     file, MEMORY.md or memory/, whatever the name or link it is reached
+//     by. Non-owners' turns have no tools today (runTurn), so for them it
+//     is only their own media.
+//
+// What is withheld is logged (escaped) and, once per reply, the owner is
+// told; the recipient only misses the attachment.
+func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created *tool.Created, media []string) []string {
+	strict := !owner || m.ChatType != engine.ChatDirect
+	var out, withheld []string
 	root, err := filepath.EvalSymlinks(ag.Workspace)
 	if err != nil {
 		root = ag.Workspace
@@ -686,15 +793,96 @@ func (c *channels) confineMedia(ag *Agent, media []string) []string {
 			full = filepath.Join(ag.Workspace, full)
 		}
 		real, err := filepath.EvalSymlinks(full)
-		if err == nil {
-			if rel, err := filepath.Rel(root, real); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel) {
+		switch {
+		case err != nil:
+		case !strict:
+			if inside(root, real) {
 				out = append(out, real)
 				continue
 			}
+		case ownerFile(root, real):
+		case created.Has(real) || sentIn(m, real):
+			out = append(out, real)
+			continue
 		}
-		c.g.log.Warn("reply attachment refused: not a file inside the workspace", "agent", ag.ID, "path", p)
+		if !strict {
+			c.g.log.Warn("reply attachment refused: not a file inside the workspace", "agent", ag.ID, "path", api.EscapeControl(p))
+			continue
+		}
+		c.g.log.Warn("reply attachment withheld: the recipient is not the owner and the turn did not create it",
+			"agent", ag.ID, "channel", m.Channel, "chat", api.EscapeControl(m.ChatID), "sender", api.EscapeControl(m.SenderID), "path", api.EscapeControl(p))
+		withheld = append(withheld, p)
+	}
+	if len(withheld) > 0 {
+		shown := withheld[:min(len(withheld), 5)]
+		for i, p := range shown {
+			shown[i] = api.EscapeControl(oneLine(p, 120))
+		}
+		more := ""
+		if n := len(withheld) - len(shown); n > 0 {
+			more = fmt.Sprintf(" and %d more", n)
+		}
+		where := "a reply to " + api.EscapeControl(oneLine(m.SenderID, 80))
+		if m.ChatType != engine.ChatDirect {
+			where += " in group " + api.EscapeControl(oneLine(m.ChatID, 80))
+		}
+		c.notifyOwner("", fmt.Sprintf("Withheld %d attachment(s) from %s on %s: %s%s. Only files the turn itself created, or media the sender sent, go to anyone but you; send it yourself if it was meant for them.",
+			len(withheld), where, m.Channel, strings.Join(shown, ", "), more))
 	}
 	return out
+}
+
+// inside reports whether real (symlinks resolved) is root or below it.
+func inside(root, real string) bool {
+	rel, err := filepath.Rel(root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// ownerNames are the workspace files that are the owner's whoever asks: the
+// bootstrap files and the long-term memory (memory/ is a folder).
+var ownerNames = []string{"AGENTS.md", "SOUL.md", "USER.md", "TOOLS.md", "IDENTITY.md", "HEARTBEAT.md", "BOOTSTRAP.md", "MEMORY.md", "memory"}
+
+// ownerFile reports whether real (symlinks resolved) is one of ownerNames
+// of the workspace root, lies under one, or is the same file as one of
+// them by another name (a hard link). Names compare case-insensitively:
+// on a case-insensitive file system "memory.MD" is MEMORY.md.
+func ownerFile(root, real string) bool {
+	if inside(root, real) {
+		rel, _ := filepath.Rel(root, real)
+		first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		for _, n := range ownerNames {
+			if strings.EqualFold(first, n) {
+				return true
+			}
+		}
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return true // unreadable: not attachable anyway
+	}
+	for _, n := range ownerNames {
+		if o, err := os.Stat(filepath.Join(root, n)); err == nil && os.SameFile(fi, o) {
+			return true
+		}
+	}
+	return false
+}
+
+// sentIn reports whether real is the same file as one of m's own media.
+func sentIn(m engine.Inbound, real string) bool {
+	fi, err := os.Stat(real)
+	if err != nil {
+		return false
+	}
+	for _, md := range m.Media {
+		if md.Path == "" {
+			continue
+		}
+		if o, err := os.Stat(md.Path); err == nil && os.SameFile(fi, o) {
+			return true
+		}
+	}
+	return false
 }
 
 // send queues a reply that is not a turn's (a command's answer, a notice).
@@ -719,7 +907,7 @@ func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
 }) error {
 	req, created, err := c.pairing.Request(m.Channel, m.Account, m.SenderID, m.SenderName, m.ChatID)
 	if errors.Is(err, access.ErrTooMany) {
-		log.Warn("pairing request refused: too many pending on this account", "sender", m.SenderID)
+		log.Warn("pairing request refused: too many pending on this account", "sender", access.Display(m.SenderID))
 		return nil
 	}
 	if err != nil {
@@ -728,7 +916,7 @@ func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
 	if !created && req.Told {
 		return nil // they have their code; nothing they write reaches the model
 	}
-	log.Info("new pairing request", "sender", m.SenderID, "code", req.Code)
+	log.Info("new pairing request", "sender", access.Display(m.SenderID), "code", req.Code)
 	text := fmt.Sprintf("Hi! This assistant only talks to people its owner has approved. Your pairing code is %s (valid for 1 hour). Ask the owner to run: openclaw pairing approve %s %s", req.Code, m.Channel, req.Code)
 	if err := c.send(ca, m, text, false); err != nil {
 		return err
@@ -743,7 +931,10 @@ func (c *channels) pair(ca *chanAccount, m engine.Inbound, log interface {
 	}
 	// Escaped: a name is the sender's to choose (bidi overrides,
 	// zero-width characters, "already approved by security").
-	who := api.EscapeControl(oneLine(m.SenderID, 80))
+	// EscapeID: a look-alike of an owner's id shows escaped
+	// ("\u212aate@…"), never as the owner.
+	// Not oneLine: folding white space first would hide what the id is.
+	who := api.EscapeID(m.SenderID)
 	if m.SenderName != "" {
 		who += " (name: " + api.EscapeControl(oneLine(m.SenderName, 40)) + ")"
 	}
@@ -800,9 +991,19 @@ func (c *channels) takeContext(key engine.SessionKey) ([]prompt.HistoryLine, err
 
 // approvalNotice tells the owner about a pending exec approval: in the
 // chat of the turn when the sender is an owner, else on the owner's
-// channel.
+// channel. The command is shown exactly, escaped (a newline shows as \n:
+// "grep x .\nrm -rf memory" is two commands and reads as two), never
+// folded; one too long for a chat is cut visibly (noticeCommand).
 func (c *channels) approvalNotice(ca *chanAccount, m engine.Inbound, owner bool, a *api.Approval) {
-	text := fmt.Sprintf("Approval needed (%s): %s\nin %s\nReply /approve %s or /deny %s", api.EscapeControl(a.SessionKey), api.EscapeControl(oneLine(a.Command, 300)), api.EscapeControl(a.Cwd), a.ID, a.ID)
+	var extra strings.Builder
+	if len(a.Env) > 0 {
+		extra.WriteString("\nwith env " + api.EscapeLimit(strings.Join(a.Env, " "), maxNoticeCommand/4))
+	}
+	if a.Background {
+		extra.WriteString("\nruns in the background (keeps running after the reply)")
+	}
+	text := fmt.Sprintf("Approval needed (%s): %s\nin %s%s\nReply /approve %s or /deny %s",
+		api.EscapeControl(a.SessionKey), noticeCommand(a.Command), api.EscapeControl(a.Cwd), extra.String(), a.ID, a.ID)
 	if owner {
 		if err := c.send(ca, m, text, false); err != nil {
 			c.g.log.Error("could not queue an approval notice", "err", err)

@@ -234,7 +234,7 @@ func (g *Gateway) PairingDecide(ch, code string, approve bool) (*api.PairingRequ
 			}
 		}
 	}
-	g.log.Info("pairing decision", "channel", r.Channel, "account", r.Account, "sender", r.SenderID, "approved", approve)
+	g.log.Info("pairing decision", "channel", r.Channel, "account", r.Account, "sender", access.Display(r.SenderID), "approved", approve)
 	return &api.PairingRequest{Channel: r.Channel, Account: r.Account, Code: r.Code, SenderID: r.SenderID, SenderName: r.SenderName, CreatedAt: r.CreatedAt, ExpiresAt: r.ExpiresAt}, nil
 }
 

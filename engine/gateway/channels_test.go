@@ -160,7 +160,7 @@ func newChanHarness(t *testing.T, dir string, common channel.Common, steps ...st
 		Version:  "test",
 		Records:  db,
 		Owners:   owners,
-		Channels: []ChannelAccount{{Adapter: wa, Policy: &access.Policy{Channel: "whatsapp", Common: common, Owners: owners, Mentions: mentions}, ChunkLimit: 60}},
+		Channels: []ChannelAccount{{Adapter: wa, Policy: &access.Policy{Channel: "whatsapp", Common: common, Owners: owners, Mentions: mentions}, ChunkLimit: 60, MediaDir: filepath.Join(dir, "media")}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -489,18 +489,28 @@ func TestBoundInbound(t *testing.T) {
 }
 
 // TestChannelDroppedLeavesNothing: a message nobody may hear from is not
-// recorded, and its attachment is removed.
+// recorded, and its attachment (in the account's media directory) is
+// removed; a file it names outside that directory is not.
 func TestChannelDroppedLeavesNothing(t *testing.T) {
 	h := newChanHarness(t, "", channel.Common{DMPolicy: "disabled"})
-	att := filepath.Join(h.dir, "upload.bin")
-	if err := os.WriteFile(att, []byte("junk"), 0o600); err != nil {
+	if err := os.MkdirAll(filepath.Join(h.dir, "media"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	att := filepath.Join(h.dir, "media", "upload.bin")
+	owners := filepath.Join(h.dir, "owners-photo.jpg")
+	for _, f := range []string{att, owners} {
+		if err := os.WriteFile(f, []byte("junk"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	m := dm("+15550006666", "D1", "hello")
-	m.Media = []engine.Media{{Path: att}}
+	m.Media = []engine.Media{{Path: att}, {Path: owners}}
 	h.wa.deliver(t, m)
 	if _, err := os.Stat(att); !os.IsNotExist(err) {
 		t.Fatalf("a dropped message's attachment is still there: %v", err)
+	}
+	if _, err := os.Stat(owners); err != nil {
+		t.Fatalf("a file outside the media directory was deleted: %v", err)
 	}
 	n := 0
 	_ = h.db.ViewRecords(func(tx engine.RecordTx) error {

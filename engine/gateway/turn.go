@@ -32,6 +32,9 @@ type origin struct {
 	main bool
 	// owner: the sender is an owner.
 	owner bool
+	// created records the files this turn's tools created (what a
+	// non-owner's reply may attach); runTurn sets it when nil.
+	created *tool.Created
 	// reply, when set, turns the reply into records (outbox items) that
 	// are committed with the end of the turn. nil: the CLI, which gets the
 	// reply in the API's response.
@@ -189,7 +192,10 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	}
 	res.Model = info.Ref
 
-	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}}
+	if o.created == nil {
+		o.created = &tool.Created{}
+	}
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}, Created: o.created}
 	if !o.owner {
 		// Someone other than the owner (an approved contact, a group
 		// member) chats without tools: the tools act on the owner's

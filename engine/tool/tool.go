@@ -48,6 +48,9 @@ type Env struct {
 	// ResultChars is the character budget the result will be truncated to
 	// (set by Set.Run); 0 means unknown and tools use their own defaults.
 	ResultChars int
+	// Created, when set, records the files the turn's file tools create
+	// (the gateway lets a non-owner's reply attach only those).
+	Created *Created
 }
 
 // OutsideError reports a path that resolves outside the workspace.

@@ -16,7 +16,9 @@
 //     created; a removal by apply_patch syncs its directory too) and keep
 //     an existing file's permissions. Writing to a symlink
 //     that stays inside the workspace writes its target; a dangling symlink
-//     is refused.
+//     is refused. A file a write creates (never one it overwrites) is
+//     recorded in tool.Env.Created, by inode and content, for the gateway's
+//     rule on what a non-owner's reply may attach.
 //   - read returns the file's text unnumbered (edit matches exact text, so
 //     line numbers would only get copied into oldText), pages by lines, and
 //     stops early at the turn's result budget with a "use offset=N" hint so
@@ -198,7 +200,7 @@ func (w *workspace) writeTarget(rel string) (string, error) {
 
 // writeFile writes data to rel atomically: a temporary file in the same
 // directory, fsync, rename. Parent directories are created. An existing
-// file keeps its permissions.
+// file keeps its permissions. A new file is recorded in env.Created.
 func (w *workspace) writeFile(rel string, data []byte) error {
 	target, err := w.writeTarget(rel)
 	if err != nil {
@@ -226,6 +228,10 @@ func (w *workspace) writeFile(rel string, data []byte) error {
 	if werr == nil {
 		werr = f.Sync()
 	}
+	var info iofs.FileInfo // of the file written, from its descriptor
+	if werr == nil && !existed {
+		info, werr = f.Stat()
+	}
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
@@ -239,6 +245,11 @@ func (w *workspace) writeFile(rel string, data []byte) error {
 	if werr != nil {
 		_ = w.root.Remove(tmp)
 		return werr
+	}
+	if !existed {
+		// A new file: the turn made it (an overwrite of an existing one,
+		// perhaps the owner's, is not recorded).
+		w.env.Created.Add(info, data)
 	}
 	// The rename and any new directories live in directory entries, which
 	// the file's fsync does not cover: sync them too, so a crash after the
