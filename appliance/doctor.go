@@ -12,11 +12,18 @@ import (
 
 // doctorConfig gives GET /v1/doctor what only the wiring knows: the local
 // model files (the registry's and those the config lists with a path) and
-// gateway.bind, and the LAN listener's state (*lanSide, set once it is
+// gateway.bind, session.dmScope's warnings, and the LAN listener's state (*lanSide, set once it is
 // built).
 func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanAPI) gateway.DoctorConfig {
 	return gateway.DoctorConfig{
 		Bind: cfg.Gateway.Bind,
+		SharedMain: func() []string {
+			var out []string
+			for _, w := range cfg.SharedMainWarnings() {
+				out = append(out, w.Reason)
+			}
+			return out
+		},
 		LAN: func() (string, error) {
 			l := *lanSide
 			if l == nil {

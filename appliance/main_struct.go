@@ -313,7 +313,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, p := range []string{api.PathPairCode, api.PathDevices, api.PathDeviceRevoke, api.PathDeviceRename, api.PathWhoAmI} {
+	for _, p := range []string{api.PathPairCode, api.PathDevices, api.PathDeviceRevoke, api.PathDeviceRename, api.PathDeviceRole, api.PathWhoAmI} {
 		mux.Handle(p, lanSide.srv.LocalHandler())
 	}
 	lanCtx, stopLAN := context.WithCancel(context.Background())

@@ -17,8 +17,12 @@
 //     minutes, and locked after 5 exchanges that did not complete: every
 //     CPace exchange is one guess an attacker can test, so every exchange
 //     counts until one is confirmed.
-//   - Roles: operator (everything the local CLI can do) and viewer (GET
-//     only). Pairing makes an operator; the local CLI can change that later.
+//   - Roles: operator (everything the local CLI can do) and viewer (only
+//     the routes api.Routes lists as reads; every write, and any route not
+//     listed, is refused). Pairing makes an operator; `openclaw devices
+//     role` changes it, from the local socket or another operator — never
+//     a device's own. The local socket is always an operator, so demoting
+//     the last operator device locks nobody out (the box can undo it).
 //   - lastSeen is written at most every 5 minutes per device.
 package lan
 
@@ -243,8 +247,11 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 			api.WriteError(w, &api.Error{Code: api.CodeNotPaired, Message: "this device is not paired with the gateway (or was revoked): pair it with `openclaw pair`"})
 			return
 		}
-		if d.Role != api.RoleOperator && r.Method != http.MethodGet && r.Method != http.MethodHead {
-			api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: fmt.Sprintf("device %q is a viewer: it may only read", d.Name)})
+		// Anything but an operator is a viewer. What a viewer may call is
+		// decided by the route table (api.Routes), not by the method: a
+		// POST can read (memory search) and an unlisted route is refused.
+		if d.Role != api.RoleOperator && !api.ViewerMay(r.Method, r.URL.Path) {
+			api.WriteError(w, &api.Error{Code: api.CodeForbidden, Message: fmt.Sprintf("device %q is a viewer: it may only read (an operator can make it one with `openclaw devices role %s operator`)", d.Name, d.ID)})
 			return
 		}
 		switch r.URL.Path {
@@ -255,7 +262,7 @@ func (s *Server) Handler(next http.Handler) http.Handler {
 			api.WriteJSON(w, http.StatusOK, api.WhoAmI{Transport: "tls", Device: &d, GatewayName: s.cfg.Name, GatewayID: s.cfg.Identity.Fingerprint.ID()})
 			return
 		}
-		if s.serveDevices(w, r) {
+		if s.serveDevices(w, r, &d) {
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -282,7 +289,7 @@ func (s *Server) LocalHandler() http.Handler {
 		case api.PathWhoAmI:
 			api.WriteJSON(w, http.StatusOK, api.WhoAmI{Transport: "socket", GatewayName: s.cfg.Name, GatewayID: s.cfg.Identity.Fingerprint.ID()})
 		default:
-			if !s.serveDevices(w, r) {
+			if !s.serveDevices(w, r, nil) {
 				http.NotFound(w, r)
 			}
 		}
@@ -424,11 +431,12 @@ func (s *Server) pairFinish(w http.ResponseWriter, r *http.Request, fp pair.Fing
 }
 
 // serveDevices serves the device endpoints; false when r is not one.
-func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request) bool {
+// caller is the paired device asking, nil on the local socket.
+func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request, caller *api.Device) bool {
 	switch r.URL.Path {
 	case api.PathDevices:
 		api.WriteJSON(w, http.StatusOK, s.Devices())
-	case api.PathDeviceRevoke, api.PathDeviceRename:
+	case api.PathDeviceRevoke, api.PathDeviceRename, api.PathDeviceRole:
 		if r.Method != http.MethodPost {
 			api.WriteError(w, &api.Error{Code: api.CodeBadRequest, Message: "POST " + r.URL.Path})
 			return true
@@ -439,10 +447,13 @@ func (s *Server) serveDevices(w http.ResponseWriter, r *http.Request) bool {
 		}
 		var d api.Device
 		var err error
-		if r.URL.Path == api.PathDeviceRevoke {
+		switch r.URL.Path {
+		case api.PathDeviceRevoke:
 			d, err = s.Revoke(ref.ID)
-		} else {
+		case api.PathDeviceRename:
 			d, err = s.Rename(ref.ID, ref.Name)
+		default:
+			d, err = s.setRole(ref.ID, ref.Role, caller)
 		}
 		if err != nil {
 			var ae *api.Error
@@ -522,13 +533,41 @@ func (s *Server) Rename(ref, name string) (api.Device, error) {
 	return s.change(ref, "rename", func(fp pair.Fingerprint, d *api.Device) { d.Name = cleanName(name, fp) })
 }
 
-// SetRole sets a device's role (operator or viewer).
-func (s *Server) SetRole(ref, role string) error {
+// SetRole sets a device's role (operator or viewer), as the local socket
+// does: the box itself is always an operator, so demoting the last
+// operator device locks nobody out.
+func (s *Server) SetRole(ref, role string) (api.Device, error) { return s.setRole(ref, role, nil) }
+
+// setRole is SetRole asked by caller (nil: the local socket). A device
+// never changes its own role: a viewer cannot make itself an operator
+// (it cannot reach this route at all: api.Routes), and an operator
+// demoting itself by mistake would need the box to undo it.
+func (s *Server) setRole(ref, role string, caller *api.Device) (api.Device, error) {
 	if role != api.RoleOperator && role != api.RoleViewer {
-		return &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("role %q: want operator or viewer", role)}
+		return api.Device{}, &api.Error{Code: api.CodeBadRequest, Message: fmt.Sprintf("role %q: want operator or viewer", api.EscapeControl(role))}
 	}
-	_, err := s.change(ref, "set the role of", func(_ pair.Fingerprint, d *api.Device) { d.Role = role })
-	return err
+	if caller != nil {
+		s.mu.Lock()
+		fp, _, err := s.find(ref)
+		s.mu.Unlock()
+		if err == nil && fp.String() == caller.Fingerprint {
+			return api.Device{}, &api.Error{Code: api.CodeForbidden, Message: fmt.Sprintf("device %q cannot change its own role: ask another operator, or run `openclaw devices role %s %s` on the box", caller.Name, caller.ID, role)}
+		}
+	}
+	d, err := s.change(ref, "set the role of", func(_ pair.Fingerprint, d *api.Device) { d.Role = role })
+	if err != nil {
+		return api.Device{}, err
+	}
+	s.cfg.Log.Info("device role changed", "device", d.ID, "name", d.Name, "role", role, "by", callerName(caller))
+	return d, nil
+}
+
+// callerName names who asked, for the log.
+func callerName(caller *api.Device) string {
+	if caller == nil {
+		return "local socket"
+	}
+	return "device " + caller.ID
 }
 
 // change applies fn to the device ref names: in the store first (one

@@ -206,7 +206,7 @@ func TestViewerOnlyReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.srv.SetRole(p.Done.Device.ID, api.RoleViewer); err != nil {
+	if _, err := b.srv.SetRole(p.Done.Device.ID, api.RoleViewer); err != nil {
 		t.Fatal(err)
 	}
 	cl := client.NewTLS(b.addr, dev, p.Fingerprint)

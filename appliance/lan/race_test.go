@@ -94,7 +94,7 @@ func TestLastSeenKeepsANewRole(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); request(srv, dev, "GET", api.PathStatus) }() // writes lastSeen
 	<-g.entered
-	if err := srv.SetRole(dev.Fingerprint.ID(), api.RoleViewer); err != nil {
+	if _, err := srv.SetRole(dev.Fingerprint.ID(), api.RoleViewer); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := srv.Rename(dev.Fingerprint.ID(), "renamed"); err != nil {

@@ -163,21 +163,6 @@ func TestHistoryLine(t *testing.T) {
 	}
 }
 
-func TestTranscriptHeaderKey(t *testing.T) {
-	tests := []struct{ header, key, err string }{
-		{`{"type":"session","id":"x"}`, "", ""},
-		{`{"type":"session","sessionKey":"agent:main:old"}` + "\n", "agent:main:old", ""},
-		{"", "", "empty transcript"},
-		{"[1,2]", "", "line 1 is not a JSON transcript header"},
-	}
-	for _, tt := range tests {
-		key, err := transcriptHeaderKey([]byte(tt.header))
-		if key != tt.key || (err == nil) != (tt.err == "") || err != nil && !strings.Contains(err.Error(), tt.err) {
-			t.Errorf("transcriptHeaderKey(%q) = %q, %v; want %q, %q", tt.header, key, err, tt.key, tt.err)
-		}
-	}
-}
-
 // FuzzHistoryLine: whatever the gateway sends as an entry, history shows
 // one line and does not panic.
 func FuzzHistoryLine(f *testing.F) {

@@ -172,6 +172,13 @@ func (g *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		fakeJSON(w, 200, api.SessionInfo{Key: key, AgentID: "main", SessionID: "9a8b7c6d-1111-4222-8333-444455556666", CreatedAt: fakeEpoch, UpdatedAt: fakeEpoch})
 	case "GET " + api.PathSessionExport:
+		if id := r.URL.Query().Get("id"); id != "" {
+			if id != "0f3c9a51-6b7e-4c1a-9d2e-5a8b7c6d5e4f" {
+				fakeJSON(w, 404, api.Error{Code: api.CodeNotFound, Message: "no transcript with session id " + id})
+				return
+			}
+			key = "agent:main:main"
+		}
 		if key != "agent:main:main" {
 			notFound(w, key)
 			return
@@ -206,7 +213,7 @@ func (g *fakeGateway) importSession(w http.ResponseWriter, r *http.Request, key 
 	sc := bufio.NewScanner(r.Body)
 	sc.Buffer(nil, 1<<20)
 	var n int
-	var header struct{ Type, ID string }
+	var header struct{ Type, ID, SessionKey string }
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
 		if len(line) == 0 {
@@ -224,7 +231,25 @@ func (g *fakeGateway) importSession(w http.ResponseWriter, r *http.Request, key 
 		n++
 	}
 	res := api.ImportResult{SessionKey: key, SessionID: header.ID, Entries: n - 1}
-	if key == "" { // the real gateway picks this key
+	// As the real gateway: agent:main:main holds a session; the header's
+	// key is used only when free and not the main session; an explicit
+	// key replaces, unless ifExists=fail.
+	const mainID = "0f3c9a51-6b7e-4c1a-9d2e-5a8b7c6d5e4f"
+	if key == "agent:main:main" || key == "" && header.SessionKey == "agent:main:main" {
+		if r.URL.Query().Get("ifExists") == api.ImportIfExistsFail {
+			fakeJSON(w, 409, api.Error{Code: api.CodeConflict, Message: "import: agent:main:main already holds session " + mainID + "; nothing was imported"})
+			return
+		}
+	}
+	switch {
+	case key == "agent:main:main":
+		res.Replaced = mainID
+	case key == "" && header.SessionKey == "agent:main:main":
+		res.HeaderKey, res.KeyNote = header.SessionKey, "agent:main:main is the agent's main session (the owner's)"
+	case key == "" && header.SessionKey != "":
+		res.SessionKey = header.SessionKey
+	}
+	if res.SessionKey == "" { // the real gateway picks this key
 		res.SessionKey, res.KeyChosen = "agent:main:import-"+header.ID[:min(8, len(header.ID))], true
 	}
 	if header.ID == "0f3c9a51-6b7e-4c1a-9d2e-5a8b7c6d5e4f" && key == "agent:main:again" { // a re-import

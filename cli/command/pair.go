@@ -246,5 +246,64 @@ func (a *app) devicesCmd() *cobra.Command {
 			return nil
 		},
 	}
-	return group("devices", "List, rename and revoke the devices paired with the gateway", list, revoke, rename)
+	return group("devices", "List, rename, revoke and set the role of the devices paired with the gateway", list, revoke, rename, a.devicesRoleCmd())
+}
+
+func (a *app) devicesRoleCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "role ID|NAME operator|viewer",
+		Short: "Set a paired device's role: operator or viewer",
+		Long: `Set the role of a paired device (named by its id, a unique prefix of at
+least 4 characters, or its name; see 'openclaw devices list'):
+
+  operator  may do everything the CLI on the box does (pairing makes one)
+  viewer    may only read: status, sessions and their history and export,
+            logs, doctor, config (secrets redacted), approvals and pairing
+            requests, channels, models, memory status and search, devices.
+            Every write is refused: sending messages (a turn runs tools),
+            approving or denying exec requests, config set, pairing
+            approvals, session import and reset, workspace files, model
+            pulls, imports and removals, memory indexing, device changes.
+
+The change holds at once, on the device's open connections too. A device
+cannot change its own role; run this on the box or from another operator.
+The CLI on the box (the local socket) is always an operator, so demoting
+the last operator device locks nobody out.`,
+		Example: `  openclaw devices role tablet viewer
+  openclaw devices role 7KQ2 operator
+  openclaw devices role tablet viewer --json`,
+		Args: usageArgs(cobra.ExactArgs(2)),
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) == 1 {
+				return []cobra.Completion{api.RoleOperator, api.RoleViewer}, cobra.ShellCompDirectiveNoFileComp
+			}
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			role := args[1]
+			if role != api.RoleOperator && role != api.RoleViewer {
+				return a.jsonFailure(asJSON, usagef("role %q: want operator or viewer", role))
+			}
+			d, err := a.client().SetDeviceRole(cmd.Context(), args[0], role)
+			if err != nil {
+				return a.jsonFailure(asJSON, err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, d)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tROLE")
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", d.ID, api.EscapeControl(d.Name), d.Role)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if d.Role == api.RoleViewer {
+				fmt.Fprintf(a.stdout, "%s may now only read; every write it sends is refused.\n", api.EscapeControl(d.Name))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the device as JSON")
+	return cmd
 }

@@ -2,14 +2,12 @@ package command
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -56,7 +54,7 @@ model of the last answer.`,
 				if model == "" {
 					model = "-"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Key, shortID(s.SessionID), relTime(a.now(), s.UpdatedAt), s.Messages, s.TotalTokens, model)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", api.EscapeControl(s.Key), api.EscapeControl(shortID(s.SessionID)), relTime(a.now(), s.UpdatedAt), s.Messages, s.TotalTokens, api.EscapeControl(model))
 			}
 			return tw.Flush()
 		},
@@ -78,7 +76,10 @@ func (a *app) sessionsHistoryCmd() *cobra.Command {
 		Long: `Show the current transcript of the session KEY, one line per entry
 ("role: text"); tool calls show as "→ name {args}" and tool results as
 "tool: ✓ name: …" or "tool: ✗ name: …". Line breaks show as ↵ and long texts
-are clipped: use --json for the full entries (OpenClaw transcript entries).`,
+are clipped: use --json for the full entries (OpenClaw transcript entries).
+Control characters (ESC sequences, \r, bidi overrides, zero-width
+characters) show escaped, as \x1b, \r, \u202e, and a backslash doubled: a
+transcript holds what others wrote, and it must not act on your terminal.`,
 		Example: `  openclaw sessions history agent:main:main
   openclaw sessions history agent:main:main --limit 20
   openclaw sessions history agent:main:main --json | jq '.entries[-1]'`,
@@ -105,11 +106,14 @@ are clipped: use --json for the full entries (OpenClaw transcript entries).`,
 				return writeJSON(a.stdout, h)
 			}
 			if len(h.Entries) == 0 {
-				fmt.Fprintf(a.stdout, "%s: no entries (session %s)\n", h.SessionKey, shortID(h.SessionID))
+				fmt.Fprintf(a.stdout, "%s: no entries (session %s)\n", api.EscapeControl(h.SessionKey), api.EscapeControl(shortID(h.SessionID)))
 				return nil
 			}
 			for _, e := range h.Entries {
-				fmt.Fprintln(a.stdout, historyLine(e))
+				// Escaped: a transcript holds what strangers wrote and
+				// what tools printed, and raw ESC sequences or bidi
+				// overrides would act on this terminal.
+				fmt.Fprintln(a.stdout, api.EscapeControl(historyLine(e)))
 			}
 			return nil
 		},
@@ -149,9 +153,9 @@ the store, the next message starts from an empty context.`,
 }
 
 func (a *app) sessionsExportCmd() *cobra.Command {
-	var out, format string
+	var out, format, id string
 	cmd := &cobra.Command{
-		Use:   "export KEY",
+		Use:   "export KEY | --id SESSION-ID",
 		Short: "Export a session as OpenClaw JSONL",
 		Long: `Write the current transcript of the session KEY as OpenClaw-compatible
 JSONL (a session header line, then one entry per line) to stdout, or to FILE
@@ -161,29 +165,46 @@ with -o. The file is written whole or not at all.
 2026.9 writes and reads) or v3 (for older OpenClaw and pi versions). The two
 differ only in the header's version: every entry is written as stored,
 value for value. A v3 reader that does not know "reset" entries (a /new
-inside one session) shows the model the history before them.`,
+inside one session) shows the model the history before them.
+
+--id SESSION-ID exports the transcript with that session id instead, also
+one no key points at any more: a session that an import with --key or
+/new replaced (the import prints its id).`,
 		Example: `  openclaw sessions export agent:main:main > main.jsonl
   openclaw sessions export agent:main:main -o main.jsonl
-  openclaw sessions export agent:main:main --format v3 -o main-v3.jsonl`,
-		Args:              usageArgs(cobra.ExactArgs(1)),
+  openclaw sessions export agent:main:main --format v3 -o main-v3.jsonl
+  openclaw sessions export --id 0b6c3f52-8d2e-4c43-9a51-2f1c6a7e9d10 -o old.jsonl`,
+		Args:              usageArgs(cobra.MaximumNArgs(1)),
 		ValidArgsFunction: a.completeKeyArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkKey("", args[0]); err != nil {
-				return err
+			switch {
+			case id != "" && len(args) == 1:
+				return usagef("give a KEY or --id, not both")
+			case id == "" && len(args) == 0:
+				return usagef("name the session: a KEY (see `openclaw sessions list`) or --id SESSION-ID")
+			case id == "":
+				if err := checkKey("", args[0]); err != nil {
+					return err
+				}
 			}
 			switch format {
 			case "v3", "v4":
 			default:
 				return usagef("--format %q: want v3 or v4", format)
 			}
-			if out == "" || out == "-" {
-				return a.client().ExportFormat(cmd.Context(), args[0], format, a.stdout)
-			}
-			return writeFileAtomic(out, func(w io.Writer) error {
+			export := func(w io.Writer) error {
+				if id != "" {
+					return a.client().ExportID(cmd.Context(), id, format, w)
+				}
 				return a.client().ExportFormat(cmd.Context(), args[0], format, w)
-			})
+			}
+			if out == "" || out == "-" {
+				return export(a.stdout)
+			}
+			return writeFileAtomic(out, export)
 		},
 	}
+	cmd.Flags().StringVar(&id, "id", "", "export the transcript with this session `ID` (also one no key points at any more)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of stdout")
 	cmd.Flags().StringVar(&format, "format", "v4", "transcript version to write: v4 or v3")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"v4", "v3"}, cobra.ShellCompDirectiveNoFileComp))
@@ -228,57 +249,60 @@ func (a *app) sessionsImportCmd() *cobra.Command {
 		Use:   "import FILE",
 		Short: "Import an OpenClaw JSONL transcript",
 		Long: `Import an OpenClaw JSONL transcript (as written by OpenClaw or by
-'openclaw sessions export') as the current session of a key. FILE "-" reads
-stdin.
+'openclaw sessions export') as a session. FILE "-" reads stdin.
 
-The key is --key; without it, the "sessionKey" field of the transcript's
-header line (the first line) if it has one; else the gateway picks
-agent:<default agent>:import-<first 8 characters of the session id> and the
-key is printed. A session id that is already in the store (importing an
-export back into the same gateway) gets a fresh id, and the output says so;
-with --if-exists skip the file is checked and skipped instead when the
-stored transcript has the same entries (or those and more), and refused
-when they differ — so importing twice never makes a copy.
+A transcript file is outside input: whoever wrote it chose its header.
+Without --key, the header's "sessionKey" is used only when it holds no
+session yet and no chat is routed to it. Never by itself: an agent's main
+session (agent:main:main, the owner's), a chat's session (…:direct:…,
+…:group:…, …:channel:…, …:room:…) or any key that holds a session. In those
+cases, and when the header names no key, the gateway picks
+agent:<agent>:import-<first 8 characters of the session id> (with -2, -3…
+when that is taken), prints it and says why. Nothing is ever replaced
+without --key.
+
+--key KEY imports as KEY, replacing the session KEY holds (that is how you
+ask for it). The replaced transcript is not deleted: the output names its
+session id, and 'openclaw sessions export --id ID' still writes it.
+
+--if-exists says what to do when something is already there:
+  rename  (default) a session id already in the store gets a fresh id (the
+          output says so); a taken header key gets a fresh key
+  skip    the same transcript already imported (same entries, or those and
+          more) is checked and skipped; one that differs is refused — so
+          importing twice never makes a copy
+  fail    import nothing when the session id is in the store or the key
+          (--key, or the header's) holds a session
 
 The file is streamed: its size is not limited by memory, only each line is
 (16 MiB). A broken transcript is refused with its line number and nothing
 is stored.`,
-		Example: `  openclaw sessions import ~/.openclaw/agents/main/sessions/1f9c….jsonl --key agent:main:main
+		Example: `  openclaw sessions import chat.jsonl
+  openclaw sessions import ~/.openclaw/agents/main/sessions/1f9c….jsonl --key agent:main:main
+  openclaw sessions import chat.jsonl --if-exists fail --json
   openclaw sessions export agent:main:main | openclaw sessions import - --key agent:main:copy`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkKey("key", key); err != nil {
 				return err
 			}
-			if ifExists != api.ImportIfExistsRename && ifExists != api.ImportIfExistsSkip {
-				return usagef("--if-exists %q: want rename or skip", ifExists)
+			switch ifExists {
+			case api.ImportIfExistsRename, api.ImportIfExistsSkip, api.ImportIfExistsFail:
+			default:
+				return usagef("--if-exists %q: want rename, skip or fail", ifExists)
 			}
 			var in io.Reader = a.stdin
-			name := "stdin"
 			if args[0] != "-" {
 				f, err := os.Open(args[0])
 				if err != nil {
 					return fmt.Errorf("import: %w", err)
 				}
 				defer f.Close()
-				in, name = f, args[0]
+				in = f
 			}
-			br := bufio.NewReader(in)
-			header, err := br.ReadBytes('\n')
-			if err != nil && err != io.EOF {
-				return fmt.Errorf("read %s: %w", name, err)
-			}
-			headerKey, err := transcriptHeaderKey(header)
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			if key == "" && headerKey != "" {
-				if err := checkKey("", headerKey); err != nil {
-					return fmt.Errorf("%s: header sessionKey: %w", name, err)
-				}
-				key = headerKey
-			}
-			res, err := a.client().ImportWith(cmd.Context(), client.ImportOptions{Key: key, IfExists: ifExists}, io.MultiReader(bytes.NewReader(header), br))
+			// The gateway reads the header and decides about its key: the
+			// same rules hold for every client.
+			res, err := a.client().ImportWith(cmd.Context(), client.ImportOptions{Key: key, IfExists: ifExists}, in)
 			if err != nil {
 				return err
 			}
@@ -289,34 +313,24 @@ is stored.`,
 				fmt.Fprintf(a.stdout, "skipped: session %s is already imported (%d entries)\n", shortID(res.SessionID), res.Entries)
 				return nil
 			}
-			fmt.Fprintf(a.stdout, "imported %d entries into %s (session %s)\n", res.Entries, res.SessionKey, shortID(res.SessionID))
+			fmt.Fprintf(a.stdout, "imported %d entries into %s (session %s)\n", res.Entries, api.EscapeControl(res.SessionKey), shortID(res.SessionID))
+			if res.HeaderKey != "" {
+				fmt.Fprintf(a.stdout, "not %s, which the file's header names: %s. To import as that key anyway, give --key %s\n",
+					api.EscapeControl(res.HeaderKey), api.EscapeControl(res.KeyNote), api.EscapeControl(res.HeaderKey))
+			}
 			if res.RenamedFrom != "" {
-				fmt.Fprintf(a.stdout, "session id %s was already in use; the import got %s\n", res.RenamedFrom, res.SessionID)
+				fmt.Fprintf(a.stdout, "session id %s was already in use; the import got %s\n", api.EscapeControl(res.RenamedFrom), res.SessionID)
+			}
+			if res.Replaced != "" {
+				fmt.Fprintf(a.stdout, "replaced session %s of %s; its transcript is kept: openclaw sessions export --id %s\n", res.Replaced, api.EscapeControl(res.SessionKey), res.Replaced)
 			}
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&key, "key", "", "session key to import as (default: the header's sessionKey, else agent:<agent>:import-<id>)")
+	cmd.Flags().StringVar(&key, "key", "", "session key to import as, replacing its session (default: the header's sessionKey when it is free and no chat's, else agent:<agent>:import-<id>)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	cmd.Flags().StringVar(&ifExists, "if-exists", api.ImportIfExistsRename, "when the session id is already stored: rename (import a copy under a fresh id) or skip (when it is the same)")
+	cmd.Flags().StringVar(&ifExists, "if-exists", api.ImportIfExistsRename, "when the session id or key is taken: rename (fresh id / fresh key), skip (when it is the same transcript) or fail")
 	cmd.RegisterFlagCompletionFunc("key", a.completeSessionKeys)
-	cmd.RegisterFlagCompletionFunc("if-exists", cobra.FixedCompletions([]cobra.Completion{"rename", "skip"}, cobra.ShellCompDirectiveNoFileComp))
+	cmd.RegisterFlagCompletionFunc("if-exists", cobra.FixedCompletions([]cobra.Completion{"rename", "skip", "fail"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// transcriptHeaderKey checks that header is a transcript's first line (a
-// JSON object) and returns its "sessionKey", if any. The gateway validates
-// the rest.
-func transcriptHeaderKey(header []byte) (string, error) {
-	header = bytes.TrimSpace(header)
-	if len(header) == 0 {
-		return "", fmt.Errorf("empty transcript")
-	}
-	var h struct {
-		SessionKey string `json:"sessionKey"`
-	}
-	if err := json.Unmarshal(header, &h); err != nil {
-		return "", fmt.Errorf("line 1 is not a JSON transcript header: %w", err)
-	}
-	return strings.TrimSpace(h.SessionKey), nil
 }

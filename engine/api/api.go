@@ -26,8 +26,8 @@ const (
 	PathSessions       = "/v1/sessions"         // GET ?agent= → []SessionInfo
 	PathSessionHistory = "/v1/sessions/history" // GET ?key= → History
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
-	PathSessionExport  = "/v1/sessions/export"  // GET ?key=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
-	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=skip] body JSONL (streamed) → ImportResult
+	PathSessionExport  = "/v1/sessions/export"  // GET ?key=|?id=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
+	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=rename|skip|fail] body JSONL (streamed) → ImportResult
 	// Exec approvals (DESIGN.md §3.7): the pending ones, and the owner's
 	// answer to one from any terminal; PathApprovals+"/"+id.
 	PathApprovals = "/v1/approvals" // GET → []Approval; POST /v1/approvals/{id} ApprovalDecision → ApprovalResult
@@ -315,8 +315,12 @@ type History struct {
 }
 
 // ImportResult reports an imported transcript. The request's ?key= is
-// optional: without it (and without a "sessionKey" in the header) the
-// gateway picks agent:<default agent>:import-<first 8 of the session id>.
+// optional: without it the header's "sessionKey" is used when it is free
+// and no chat is routed to it (not an agent's main session, not a
+// direct/group/channel/room key): a file someone sent never becomes the
+// owner's main session or a chat's by itself. Otherwise the gateway picks
+// agent:<agent>:import-<first 8 of the session id>[-N], a key that holds
+// no session.
 type ImportResult struct {
 	SessionKey string `json:"sessionKey"`
 	SessionID  string `json:"sessionId"`
@@ -327,6 +331,15 @@ type ImportResult struct {
 	RenamedFrom string `json:"renamedFrom,omitempty"`
 	// KeyChosen is true when the gateway picked SessionKey.
 	KeyChosen bool `json:"keyChosen,omitempty"`
+	// HeaderKey is the header's "sessionKey" when it was not used, and
+	// KeyNote why (it holds a session; it is the agent's main session…).
+	// Import with ?key=HeaderKey to take it anyway.
+	HeaderKey string `json:"headerKey,omitempty"`
+	KeyNote   string `json:"keyNote,omitempty"`
+	// Replaced is the session id an explicit ?key= held before the
+	// import: that transcript stays in the store, exportable by id
+	// (GET PathSessionExport?id=).
+	Replaced string `json:"replaced,omitempty"`
 	// Skipped is true when ?ifExists=skip found the transcript already
 	// imported: nothing was stored and no key was bound. Existing says
 	// how the stored one compares (ExistingSame, ExistingExtended).

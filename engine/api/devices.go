@@ -12,6 +12,7 @@ const (
 	PathDevices      = "/v1/devices"        // GET → []Device
 	PathDeviceRevoke = "/v1/devices/revoke" // POST DeviceRef → Device (as it was)
 	PathDeviceRename = "/v1/devices/rename" // POST DeviceRef{ID, Name} → Device
+	PathDeviceRole   = "/v1/devices/role"   // POST DeviceRef{ID, Role} → Device (operators and the local socket; not a device's own)
 	PathWhoAmI       = "/v1/whoami"         // GET → WhoAmI: how the gateway sees this connection
 )
 
@@ -71,17 +72,20 @@ type Device struct {
 }
 
 // Device roles: an operator may do everything the local CLI does; a viewer
-// only reads (GET).
+// only reads (the routes Routes lists as Read). The local socket is always
+// an operator. Pairing makes an operator; `openclaw devices role` changes
+// it.
 const (
 	RoleOperator = "operator"
 	RoleViewer   = "viewer"
 )
 
 // DeviceRef names a device by its id (or a unique prefix of it, or its
-// name) for revoke and rename.
+// name) for revoke, rename and role.
 type DeviceRef struct {
 	ID   string `json:"id"`
 	Name string `json:"name,omitempty"` // rename: the new name
+	Role string `json:"role,omitempty"` // role: RoleOperator or RoleViewer
 }
 
 // WhoAmI is how the gateway sees a connection.

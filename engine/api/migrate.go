@@ -13,11 +13,20 @@ const PathWorkspaceFile = "/v1/workspace/file"
 const MaxWorkspaceFile = 8 << 20
 
 // Values of the import's ?ifExists= (POST PathSessionImport): what to do
-// when a transcript with the header's session id is already in the store.
+// when a transcript with the header's session id is already in the store,
+// or the session key the import would take already holds a session.
 const (
-	// ImportIfExistsRename (the default) imports under a fresh session id;
-	// ImportResult.RenamedFrom says so.
+	// ImportIfExistsRename (the default) imports under a fresh session id
+	// (ImportResult.RenamedFrom says so), and under a fresh session key
+	// when the key the header names holds a session (KeyChosen, HeaderKey
+	// and KeyNote say so). An explicit ?key= replaces that key's session;
+	// the old transcript stays in the store (ImportResult.Replaced),
+	// exportable by id.
 	ImportIfExistsRename = "rename"
+	// ImportIfExistsFail imports nothing (CodeConflict) when the session
+	// id is in the store or the key the import would take, ?key= or the
+	// header's, holds a session.
+	ImportIfExistsFail = "fail"
 	// ImportIfExistsSkip imports nothing when the stored transcript has the
 	// same entries, or more (the upload is a prefix of it: the
 	// conversation went on here); ImportResult.Skipped says so. When they

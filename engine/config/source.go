@@ -417,7 +417,7 @@ func parseChecked(data []byte, name string, lookup func(string) (string, bool), 
 			errs = append(errs, e)
 		}
 	}
-	warns := d.warns
+	warns := append(d.warns, c.SharedMainWarnings()...)
 	if checkFS {
 		for _, p := range c.checkWorkspaces() {
 			switch {

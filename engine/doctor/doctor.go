@@ -44,6 +44,7 @@ const (
 	NameStateDB  = "state database"
 	NameModels   = "local models"
 	NameChannels = "channels"
+	NameDMScope  = "session scope"
 )
 
 func ok(name, detail string) api.DoctorCheck {
@@ -353,6 +354,11 @@ type Inputs struct {
 	// Bind is gateway.bind; LAN reports the LAN API's listener (nil: none).
 	Bind string
 	LAN  func() (string, error)
+	// SharedMain is nil when session.dmScope is not checked; else what
+	// the config says about senders who are not owners sharing the
+	// owner's main session (config.SharedMainWarnings), empty when none
+	// do.
+	SharedMain []string
 
 	Stat      func(string) (fs.FileInfo, error) // os.Lstat
 	Dial      func(socket string) error         // connects to the socket
@@ -419,7 +425,21 @@ func Run(in Inputs) []api.DoctorCheck {
 		cs = append(cs, Models(in.Models, in.ModelSize, mem, memErr)...)
 	}
 	cs = append(cs, Channels(st.Channels)...)
+	if in.SharedMain != nil {
+		cs = append(cs, DMScope(in.SharedMain))
+	}
 	return cs
+}
+
+// DMScope checks that no sender who is not an owner shares the owner's
+// main session (session.dmScope "main" with a DM policy that lets them
+// in): problems are the config's warnings saying so.
+func DMScope(problems []string) api.DoctorCheck {
+	if len(problems) == 0 {
+		return ok(NameDMScope, "direct messages of senders who are not owners stay out of the owner's main session")
+	}
+	return warn(NameDMScope, strings.Join(problems, "; "),
+		`remove session.dmScope from the config (owners in the main session, everyone else in one of their own) or set it to "per-channel-peer", then restart the gateway; until then their messages are marked untrusted in the owner's session`)
 }
 
 // dialSocket connects to a Unix socket and hangs up.

@@ -346,3 +346,38 @@ func TestRun(t *testing.T) {
 		t.Errorf("checks %s", got)
 	}
 }
+
+func TestDMScope(t *testing.T) {
+	tests := []struct {
+		problems []string
+		status   string
+	}{
+		{nil, api.DoctorOK},
+		{[]string{}, api.DoctorOK},
+		{[]string{`"main" puts every direct message in the agent's main session, the owner's, and channels.whatsapp (dmPolicy "open") lets in anyone`}, api.DoctorWarn},
+	}
+	for _, tt := range tests {
+		c := DMScope(tt.problems)
+		if c.Name != NameDMScope || c.Status != tt.status || (tt.status == api.DoctorWarn) != (c.Fix != "") {
+			t.Errorf("DMScope(%q) = %+v", tt.problems, c)
+		}
+		if tt.status == api.DoctorWarn && (!strings.Contains(c.Detail, "channels.whatsapp") || !strings.Contains(c.Fix, "per-channel-peer")) {
+			t.Errorf("DMScope(%q) does not say where and what to do: %+v", tt.problems, c)
+		}
+	}
+	// Run adds it only when asked.
+	in := Inputs{StateDir: t.TempDir(), ClockSync: func() Sync { return Synced }}
+	for _, c := range Run(in) {
+		if c.Name == NameDMScope {
+			t.Errorf("Run without SharedMain checked the session scope: %+v", c)
+		}
+	}
+	in.SharedMain = []string{"x"}
+	found := false
+	for _, c := range Run(in) {
+		found = found || c.Name == NameDMScope && c.Status == api.DoctorWarn
+	}
+	if !found {
+		t.Error("Run with SharedMain has no session scope warning")
+	}
+}

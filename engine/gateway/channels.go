@@ -717,9 +717,11 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 		name = m.ChatID
 	}
 	owner := v.Owner
+	// SharedWithOwner: a non-owner in the owner's main session
+	// (session.dmScope "main") has their text marked as not the owner's.
 	o := &origin{
 		in:      m,
-		trusted: prompt.Trusted{Channel: m.Channel, Provider: m.Channel, ChatType: m.ChatType, AccountID: m.Account, MessageID: m.MessageID, WasMentioned: v.Mentioned, History: history, SenderIsOwner: &owner},
+		trusted: prompt.Trusted{Channel: m.Channel, Provider: m.Channel, ChatType: m.ChatType, AccountID: m.Account, MessageID: m.MessageID, WasMentioned: v.Mentioned, History: history, SenderIsOwner: &owner, SharedWithOwner: route.Main && !owner},
 		meta:    session.Meta{ChatType: string(m.ChatType), Channel: m.Channel, DisplayName: name},
 		// MEMORY.md only for the owner, even where session.dmScope puts
 		// others in the main session.

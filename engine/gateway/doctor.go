@@ -18,6 +18,9 @@ type DoctorConfig struct {
 	// nil: no LAN API ("LAN API off").
 	Bind string
 	LAN  func() (string, error)
+	// SharedMain returns the config's warnings about non-owners sharing
+	// the owner's main session (session.dmScope "main"); nil: not checked.
+	SharedMain func() []string
 	// Facts, if set, replaces this machine's facts (tests).
 	Facts func(*doctor.Inputs)
 }
@@ -34,6 +37,12 @@ func (g *Gateway) Doctor() api.DoctorReport {
 		in.Models = d.Models()
 		if in.Models == nil {
 			in.Models = []doctor.ModelFile{}
+		}
+	}
+	if d.SharedMain != nil {
+		in.SharedMain = d.SharedMain()
+		if in.SharedMain == nil {
+			in.SharedMain = []string{}
 		}
 	}
 	if d.Facts != nil {

@@ -244,6 +244,21 @@ func (g *Gateway) history(ag *Agent, key engine.SessionKey) (session.Entry, tran
 	return e, h, entries, nil
 }
 
+// transcriptByID reads the stored transcript with session id id.
+func (g *Gateway) transcriptByID(id string) (transcript.Header, []transcript.Entry, error) {
+	if err := transcript.ValidSessionID(id); err != nil {
+		return transcript.Header{}, nil, badRequest(api.EscapeControl("?id=: " + err.Error()))
+	}
+	h, entries, err := g.cfg.Sessions.Transcript(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return h, nil, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no transcript with session id %s", id)}
+	}
+	if err != nil {
+		return h, nil, g.internal("read the transcript", err)
+	}
+	return h, entries, nil
+}
+
 func (g *Gateway) serveReset(w http.ResponseWriter, r *http.Request) {
 	ag, key, err := g.keyParam(r)
 	if err != nil {
@@ -268,18 +283,35 @@ func (g *Gateway) serveReset(w http.ResponseWriter, r *http.Request) {
 	api.WriteJSON(w, http.StatusOK, sessionInfo(ag.ID, key, e))
 }
 
+// serveExport writes the transcript ?key= points at, or the one with
+// session id ?id= (also one no key points at any more: replaced by /new or
+// by an import), as OpenClaw JSONL.
 func (g *Gateway) serveExport(w http.ResponseWriter, r *http.Request) {
-	ag, key, err := g.keyParam(r)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	version, err := transcript.ParseFormat(r.URL.Query().Get("format"))
+	q := r.URL.Query()
+	version, err := transcript.ParseFormat(q.Get("format"))
 	if err != nil {
 		api.WriteError(w, badRequest(api.EscapeControl(err.Error())))
 		return
 	}
-	_, h, entries, err := g.history(ag, key)
+	var (
+		h       transcript.Header
+		entries []transcript.Entry
+	)
+	if q.Has("id") {
+		if q.Has("key") {
+			api.WriteError(w, badRequest("give ?key= or ?id=, not both"))
+			return
+		}
+		h, entries, err = g.transcriptByID(q.Get("id"))
+	} else {
+		var (
+			ag  *Agent
+			key engine.SessionKey
+		)
+		if ag, key, err = g.keyParam(r); err == nil {
+			_, h, entries, err = g.history(ag, key)
+		}
+	}
 	if err != nil {
 		api.WriteError(w, asAPIError(err))
 		return

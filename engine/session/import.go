@@ -97,6 +97,10 @@ func (m *Manager) BeginImport(r io.Reader) (*Import, error) {
 // SessionID is the id the transcript will have.
 func (imp *Import) SessionID() string { return imp.h.ID }
 
+// Header is the transcript's header, with SessionID as its id. Its fields
+// come from the file: outside input.
+func (imp *Import) Header() transcript.Header { return imp.h }
+
 // RenamedFrom is the header's session id when it was already in use and
 // the transcript got SessionID instead; "" otherwise.
 func (imp *Import) RenamedFrom() string { return imp.renamed }

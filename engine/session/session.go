@@ -731,6 +731,17 @@ func checkKey(agentID string, key engine.SessionKey) error {
 	return key.Valid()
 }
 
+// Transcript returns the stored transcript with session id id, whether a
+// key points at it or not (one that /new or an import replaced):
+// ErrNotFound when there is none.
+func (m *Manager) Transcript(id string) (transcript.Header, []transcript.Entry, error) {
+	h, entries, err := m.st.Transcript(id)
+	if err != nil {
+		return h, nil, fmt.Errorf("transcript %s: %w", id, err)
+	}
+	return h, entries, nil
+}
+
 // ContextItems returns the model context of key's current session with the
 // transcript entry id of each message (compaction names its first kept
 // entry by it). Empty for a key without a session.

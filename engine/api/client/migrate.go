@@ -13,7 +13,16 @@ import (
 // ExportFormat is Export in a chosen transcript format: "v3" or "v4" ("" is
 // the gateway's default, what OpenClaw reads today).
 func (c *Client) ExportFormat(ctx context.Context, key, format string, w io.Writer) error {
-	q := keyQuery(key)
+	return c.export(ctx, keyQuery(key), key, format, w)
+}
+
+// ExportID is ExportFormat of the transcript with session id id, whether a
+// key points at it or not (one an import or /new replaced).
+func (c *Client) ExportID(ctx context.Context, id, format string, w io.Writer) error {
+	return c.export(ctx, url.Values{"id": {id}}, "session "+id, format, w)
+}
+
+func (c *Client) export(ctx context.Context, q url.Values, what, format string, w io.Writer) error {
 	if format != "" {
 		q.Set("format", format)
 	}
@@ -23,7 +32,7 @@ func (c *Client) ExportFormat(ctx context.Context, key, format string, w io.Writ
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return fmt.Errorf("export %s: %w", key, err)
+		return fmt.Errorf("export %s: %w", what, err)
 	}
 	return nil
 }
@@ -33,8 +42,9 @@ type ImportOptions struct {
 	Key   string // "" lets the gateway pick agent:<agent>:import-<id>
 	Agent string // "" is the key's agent, or the default one
 	// IfExists is api.ImportIfExistsSkip to skip a transcript already
-	// imported, "" or api.ImportIfExistsRename to import it again under a
-	// fresh session id.
+	// imported, api.ImportIfExistsFail to import nothing when the session
+	// id or the key is taken, "" or api.ImportIfExistsRename to import it
+	// again under a fresh session id (and key, when the header's is taken).
 	IfExists string
 }
 

@@ -222,3 +222,13 @@ func (c *Client) RenameDevice(ctx context.Context, ref, name string) (*api.Devic
 	}
 	return &d, nil
 }
+
+// SetDeviceRole sets a paired device's role (api.RoleOperator or
+// api.RoleViewer) and returns it as changed.
+func (c *Client) SetDeviceRole(ctx context.Context, ref, role string) (*api.Device, error) {
+	var d api.Device
+	if err := c.postJSON(ctx, api.PathDeviceRole, api.DeviceRef{ID: ref, Role: role}, &d); err != nil {
+		return nil, err
+	}
+	return &d, nil
+}
