@@ -387,7 +387,7 @@ func (c *channels) deliver(m engine.Inbound) error {
 	// record, no dedup key, no worker, no kept attachment.
 	v, verr := c.decide(m)
 	if verr == nil && v.Action == access.Drop {
-		c.g.log.Debug("inbound message dropped", "channel", m.Channel, "chat", m.ChatID, "reason", v.Reason)
+		c.g.log.Debug("inbound message dropped", "channel", m.Channel, "chat", access.Display(m.ChatID), "reason", v.Reason)
 		c.removeMedia(m)
 		return nil
 	}
@@ -495,7 +495,7 @@ func (c *channels) dispatch(it inboxItem) {
 	default:
 		// A flood in one chat: the item stays in the inbox and is handled
 		// at the next start rather than blocking the adapter.
-		c.g.log.Warn("chat queue full; message left for the next start", "chat", chat)
+		c.g.log.Warn("chat queue full; message left for the next start", "chat", access.Display(chat))
 	}
 }
 
@@ -812,7 +812,7 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 			continue
 		}
 		c.g.log.Warn("reply attachment withheld: the recipient is not the owner and the turn did not create it",
-			"agent", ag.ID, "channel", m.Channel, "chat", api.EscapeControl(m.ChatID), "sender", api.EscapeControl(m.SenderID), "path", api.EscapeControl(p))
+			"agent", ag.ID, "channel", m.Channel, "chat", access.Display(m.ChatID), "sender", access.Display(m.SenderID), "path", api.EscapeControl(p))
 		withheld = append(withheld, p)
 	}
 	if len(withheld) > 0 {
@@ -824,9 +824,11 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 		if n := len(withheld) - len(shown); n > 0 {
 			more = fmt.Sprintf(" and %d more", n)
 		}
-		where := "a reply to " + api.EscapeControl(oneLine(m.SenderID, 80))
+		// EscapeID, as in the pairing note: a look-alike of the owner's id
+		// ("\u212aate@…") must not read as the owner's own.
+		where := "a reply to " + api.EscapeID(m.SenderID)
 		if m.ChatType != engine.ChatDirect {
-			where += " in group " + api.EscapeControl(oneLine(m.ChatID, 80))
+			where += " in group " + api.EscapeID(m.ChatID)
 		}
 		c.notifyOwner("", fmt.Sprintf("Withheld %d attachment(s) from %s on %s: %s%s. Only files the turn itself created, or media the sender sent, go to anyone but you; send it yourself if it was meant for them.",
 			len(withheld), where, m.Channel, strings.Join(shown, ", "), more))

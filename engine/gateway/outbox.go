@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access"
 	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/delivery"
 	"github.com/openclaw-edge/edge/engine/session"
@@ -256,7 +257,7 @@ func (o *outbox) backoff(attempts int) time.Duration {
 // sendOne sends one item and records the outcome; false: it failed and
 // stays (its chat waits).
 func (o *outbox) sendOne(ctx context.Context, it outboxItem) bool {
-	log := o.c.g.log.With("channel", it.Out.Channel, "account", it.Out.Account, "chat", it.Out.ChatID, "key", it.Out.IdempotencyKey)
+	log := o.c.g.log.With("channel", it.Out.Channel, "account", it.Out.Account, "chat", access.Display(it.Out.ChatID), "key", it.Out.IdempotencyKey)
 	ca := o.c.accounts[accountKey(it.Out.Channel, it.Out.Account)]
 	if ca == nil {
 		o.dead(it, "the channel account is no longer configured", log)
