@@ -785,9 +785,18 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 	if err != nil {
 		root = ag.Workspace
 	}
+	// One file named several ways (MEMORY.md, ./MEMORY.md, its absolute
+	// path, a symlink to it) is sent once.
+	seen := map[string]bool{}
+	keep := func(p string) {
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, p)
+		}
+	}
 	for _, p := range media {
 		if isURL(p) {
-			out = append(out, p)
+			keep(p)
 			continue
 		}
 		full := p
@@ -799,12 +808,12 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 		case err != nil:
 		case !strict:
 			if inside(root, real) {
-				out = append(out, real)
+				keep(real)
 				continue
 			}
 		case ownerFile(root, real):
 		case created.Has(real) || sentIn(m, real):
-			out = append(out, real)
+			keep(real)
 			continue
 		}
 		if !strict {
@@ -818,7 +827,7 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 	if len(withheld) > 0 {
 		shown := withheld[:min(len(withheld), 5)]
 		for i, p := range shown {
-			shown[i] = api.EscapeControl(oneLine(p, 120))
+			shown[i] = api.EscapeLimit(p, 120) // escaped, never folded: a newline in a name shows as \n
 		}
 		more := ""
 		if n := len(withheld) - len(shown); n > 0 {

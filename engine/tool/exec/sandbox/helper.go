@@ -8,11 +8,13 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
 
 // Exit codes of the helper, the shell's conventions: the command itself
@@ -68,6 +70,12 @@ func Main(args []string, stderr io.Writer) int {
 	if err := restrict(*workspace, *tmp); err != nil {
 		return fail(exitConfine, "cannot confine the command, so it did not run: %v", err)
 	}
+	// The seccomp filter is per thread: install it on the thread that
+	// will execve, and keep this goroutine there.
+	runtime.LockOSThread()
+	if err := installFilter(); err != nil && !errors.Is(err, errNoFilter) {
+		return fail(exitConfine, "cannot confine the command, so it did not run: %v", err)
+	}
 	env := setEnv(os.Environ(), "TMPDIR", *tmp)
 	err = syscall.Exec(path, argv, env)
 	return fail(exitConfine, "run %s: %v", argv[0], err)
@@ -104,22 +112,29 @@ func restrict(workspace, tmp string) error {
 	// Files and IPC scopes; network is left alone on purpose (package doc).
 	cfg := landlock.Config{HandledAccessFS: preset.HandledAccessFS, Scoped: preset.Scoped}
 
-	own := landlock.RWDirs(workspace, tmp)
-	if abi >= 2 {
-		own = own.WithRefer() // mv between dirs of the workspace
-	}
+	// Everything in the workspace and tmp but device nodes: a command
+	// running as root could otherwise mknod the disk and read it raw.
+	rw := preset.HandledAccessFS &^ (ll.AccessFSMakeChar | ll.AccessFSMakeBlock)
 	var system []string
 	for _, d := range systemDirs {
 		if _, err := os.Stat(d); err == nil {
 			system = append(system, d)
 		}
 	}
-	return cfg.Restrict(
-		own,
+	rules := []landlock.Rule{
+		landlock.PathAccess(rw, workspace, tmp),
 		landlock.RWFiles("/dev/null"),
 		landlock.RODirs(system...),
 		landlock.ROFiles("/dev/urandom", "/dev/zero").IgnoreIfMissing(),
-	)
+	}
+	files, dirs := etcRules("/")
+	if len(files) > 0 {
+		rules = append(rules, landlock.PathAccess(ll.AccessFSReadFile, files...))
+	}
+	if len(dirs) > 0 {
+		rules = append(rules, landlock.PathAccess(ll.AccessFSReadFile|ll.AccessFSReadDir, dirs...))
+	}
+	return cfg.Restrict(rules...)
 }
 
 // setEnv returns env with key set to value (once).

@@ -16,20 +16,37 @@
 // The rules (an allow list; everything else is denied by the kernel):
 //   - read, write, execute: the workspace and the private tmp dir (TMPDIR is
 //     pointed at it); renames and links between them ("refer", ABI 2+);
+//     everything there except making device nodes (a command running as
+//     root could mknod the disk and read it raw);
 //   - read and write: /dev/null;
-//   - read and execute: /usr, /bin, /sbin, /lib, /lib64 (those that exist),
-//     /etc and /proc/self; read: /dev/urandom, /dev/zero.
+//   - read and execute: /usr, /bin, /sbin, /lib, /lib64 (those that exist)
+//     and /proc/self; read: /dev/urandom, /dev/zero;
+//   - read: only the parts of /etc that programs need (etcReadable: the
+//     loader cache, NSS and resolver files, passwd and group, localtime,
+//     locale, terminfo, TLS certificates and library config, a few tools'
+//     system-wide defaults), each only if it exists, a file as a file.
+//     Never /etc as a whole: as root a command could otherwise read
+//     /etc/shadow, gshadow, sudoers, SSH host keys, TLS private keys, a
+//     config under /etc/openclaw or a password file the owner keeps there.
+//     Symlinks are followed once, when the helper starts (Landlock grants
+//     the inode a path ends at): a file replaced meanwhile (resolv.conf
+//     rewritten by a network manager) is not readable until the next
+//     command.
 //
-// The state dir, the config, the CLI's key and $HOME outside the workspace
-// are simply not in that list. A workspace (or tmp) that contains one of the
-// protected paths given in [Config.Protected] (e.g. a workspace of "~" with
-// the state dir ~/.openclaw-edge) would hand them over, so [Landlock.Wrap]
-// refuses it and [Landlock.Check] lets the gateway warn at start-up. The
-// default workspace, <state dir>/workspace, lies inside the state dir: that
-// is fine, its siblings (state.db, openclaw.json) stay out of reach.
-// /proc/self is the helper's own pid, which the command keeps; processes
-// the command starts get no /proc at all. A protected path under /etc or /usr is readable: [Landlock.Check]
-// reports that too.
+// Local IPC (the other way out of a sandbox: asking a process outside it
+// to act). After Landlock, the helper installs a seccomp filter
+// (seccomp_linux.go) that makes socket(AF_UNIX) fail with EACCES (and
+// socketpair(AF_UNIX) for datagrams, which could be re-pointed at any
+// socket), refuses io_uring (its IORING_OP_SOCKET is not seen by seccomp)
+// and kills the process on a syscall of another arch or x32. So a command,
+// and everything it starts, even after a double fork and long after it was
+// reparented, can connect to no Unix socket: not the gateway's control
+// socket (it can never answer its own approvals), not D-Bus, systemd or
+// any other daemon that could start a process for it outside the sandbox.
+// glibc copes: NSS falls back from nscd to the files, syslog(3) drops its
+// message. Landlock's IPC scoping (ABI 6+) additionally stops it from
+// signalling processes outside its domain; Landlock's ptrace rule already
+// keeps it from tracing them or taking their file descriptors.
 //
 // Choices:
 //   - The strictest ABI the kernel offers, chosen explicitly (never go-landlock's
@@ -39,11 +56,12 @@
 //   - Network access is not restricted: commands (curl, git, package
 //     managers) may legitimately use the network; policy decides that.
 //   - IPC scoping (ABI 6+) is on: a command cannot signal the gateway or
-//     connect to abstract Unix sockets outside its domain. From ABI 9 on,
-//     connecting to pathname Unix sockets outside the allow list (the
-//     gateway's control socket) is denied as well; before ABI 9 the kernel
-//     does not mediate that connect, and the control socket's peer check is
-//     what remains.
+//     connect to abstract Unix sockets outside its domain. The seccomp
+//     filter refuses every Unix socket on any ABI (before ABI 9 Landlock
+//     does not mediate connecting to a pathname socket at all), so the
+//     control socket's peer check is a second wall, not the only one.
+//   - The seccomp filter is built for amd64 and arm64. Elsewhere the
+//     sandbox is Landlock only and Status says so.
 //   - Without Landlock (an old kernel, Landlock not enabled at boot, not
 //     Linux) the sandbox degrades to policy only: Wrap returns argv
 //     unchanged and Status says "off: <why> — exec runs under policy only".
@@ -56,6 +74,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -129,6 +148,9 @@ func (l *Landlock) Status() (bool, string) {
 	if l.abi == 0 {
 		return false, "off: " + l.why + " — exec runs under policy only"
 	}
+	if filterArch() == 0 {
+		return true, fmt.Sprintf("landlock ABI %d (%v: commands can open Unix sockets)", l.abi, errNoFilter)
+	}
 	return true, fmt.Sprintf("landlock ABI %d", l.abi)
 }
 
@@ -173,8 +195,8 @@ func (l *Landlock) Check(writable ...string) error {
 }
 
 // Exposed returns the protected paths that the read-only part of the allow
-// list (/etc, /usr, …) still lets a command read, e.g. a config in
-// /etc/openclaw. The wiring warns about them.
+// list (/usr, the /etc entries, …) still lets a command read, e.g. a
+// config in /usr/local/etc. The wiring warns about them.
 func (l *Landlock) Exposed() []string {
 	var out []string
 	for _, p := range l.protected {
@@ -189,9 +211,14 @@ func (l *Landlock) Exposed() []string {
 }
 
 // systemDirs are the read-and-execute roots; missing ones are skipped.
-var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/proc/self"}
+// /etc is not one: only the entries of etcReadable are.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/proc/self"}
 
-func readRoots() []string { return systemDirs }
+// readRoots are all the paths a command may read.
+func readRoots() []string {
+	files, dirs := etcRules("/")
+	return append(append(slices.Clone(systemDirs), dirs...), files...)
+}
 
 // clean makes p absolute and resolves its symlinks as far as it exists, so
 // /tmp/x and /private/tmp/x (or a symlinked home) compare equal.

@@ -215,9 +215,53 @@ func TestStatus(t *testing.T) {
 }
 
 func TestExposed(t *testing.T) {
-	sb := newWithABI(Config{Helper: []string{"gw"}, Protected: []string{"/etc/openclaw/openclaw.json", "/var/lib/openclaw"}}, 7, "")
-	if got := sb.Exposed(); len(got) != 1 || got[0] != "/etc/openclaw/openclaw.json" {
-		t.Fatalf("Exposed = %q, want the config under /etc only", got)
+	protected := []string{"/etc/openclaw/openclaw.json", "/etc/openclaw-imap-password", "/var/lib/openclaw", "/usr/local/etc/openclaw.json", "/etc/passwd"}
+	want := []string{"/usr/local/etc/openclaw.json", "/etc/passwd"}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		want = want[:1]
+	}
+	sb := newWithABI(Config{Helper: []string{"gw"}, Protected: protected}, 7, "")
+	if got := sb.Exposed(); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("Exposed = %q, want %q (a config or password file elsewhere under /etc is not readable)", got, want)
+	}
+}
+
+func TestEtcRules(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"etc/ssl/certs", "etc/ssl/private", "etc/ld.so.conf.d", "etc/python3.12", "etc/ssh", "usr/share/zoneinfo", "run"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"etc/passwd", "etc/shadow", "etc/gshadow", "etc/sudoers", "etc/ssh/ssh_host_ed25519_key", "etc/ssh/ssh_config",
+		"etc/ssl/private/key.pem", "etc/openclaw-secret", "usr/share/zoneinfo/UTC", "run/stub-resolv.conf"} {
+		if err := os.WriteFile(filepath.Join(root, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{
+		"etc/localtime":   filepath.Join(root, "usr/share/zoneinfo/UTC"), // a file through a link: a file rule
+		"etc/resolv.conf": filepath.Join(root, "run/stub-resolv.conf"),
+		"etc/terminfo":    filepath.Join(root, "etc"), // a dir entry that is /etc itself: never
+		"etc/hosts":       filepath.Join(root, "nowhere"),
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, dirs := etcRules(root)
+	rel := func(ps []string) string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, strings.TrimPrefix(p, root))
+		}
+		return strings.Join(out, " ")
+	}
+	if got, want := rel(files), "/etc/resolv.conf /etc/passwd /etc/localtime /etc/ssh/ssh_config"; got != want {
+		t.Errorf("files = %s, want %s", got, want)
+	}
+	if got, want := rel(dirs), "/etc/ld.so.conf.d /etc/ssl/certs /etc/python3.12"; got != want {
+		t.Errorf("dirs = %s, want %s", got, want)
 	}
 }
 
