@@ -29,7 +29,9 @@
 //     is dropped, not kept as context.
 //   - requireMention (default true): a message that does not mention the
 //     assistant (the platform's own mention or reply, or a mention pattern)
-//     is kept as context for the next answered message (Context).
+//     is kept as context for the next answered message (Context) — except
+//     an owner's /approve or /deny, which answers a request the assistant
+//     raised and needs no mention.
 //   - From a channel, slash commands other than /new, /reset, /stop and
 //     /help (/approve, /deny, /model, /config, /status …) run for owners
 //     only.
@@ -387,6 +389,12 @@ func (p *Policy) group(m engine.Inbound, owner bool) Verdict {
 		}
 	}
 	v.Mentioned = m.Mentioned || p.mentions(m.Text)
+	// An owner's /approve or /deny needs no mention: it answers a request
+	// the assistant itself raised, and the turn that asked is waiting.
+	if owner && isApproval(m.Text) {
+		v.Action, v.Reason = Answer, "owner approval command"
+		return v
+	}
 	if (g.RequireMention == nil || *g.RequireMention) && !v.Mentioned {
 		v.Action, v.Reason = Context, "not mentioned"
 		return v
@@ -403,6 +411,16 @@ func usable(ch, id string) bool {
 
 func (p *Policy) mentions(text string) bool {
 	return slices.ContainsFunc(p.Mentions, func(re *regexp.Regexp) bool { return re.MatchString(text) })
+}
+
+// isApproval reports whether text is an /approve or /deny command.
+func isApproval(text string) bool {
+	word, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	switch strings.ToLower(word) {
+	case "/approve", "/deny":
+		return true
+	}
+	return false
 }
 
 // Privileged reports whether a slash command is for owners only from a

@@ -49,6 +49,10 @@ func TestDecide(t *testing.T) {
 		{"groupAllowFrom excludes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+13335550100", "claw", true), false, Drop, false},
 		{"groupAllowFrom includes", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+12225550100", "claw", true), false, Answer, false},
 		{"owner passes groupAllowFrom", channel.Common{GroupPolicy: GroupOpen, GroupAllowFrom: []string{"+12225550100"}}, grp("g9", "+15551234567", "claw", true), false, Answer, true},
+		{"owner /approve needs no mention", channel.Common{Groups: map[string]channel.Group{"g1": {}}}, grp("g1", "+15551234567", "/approve ab12cd", false), false, Answer, true},
+		{"owner /DENY needs no mention", channel.Common{Groups: map[string]channel.Group{"g1": {}}}, grp("g1", "+15551234567", " /DENY ab12cd", false), false, Answer, true},
+		{"stranger /approve without mention: context", channel.Common{Groups: map[string]channel.Group{"g1": {}}}, grp("g1", "+15550000000", "/approve ab12cd", false), false, Context, false},
+		{"look-alike owner /approve without mention: context", channel.Common{Groups: map[string]channel.Group{"g1": {}}}, grp("g1", "+15551234567x", "/approve ab12cd", false), false, Context, false},
 		// Pairing approvals authorize DMs only.
 		{"pairing approval is not a group grant", channel.Common{GroupPolicy: GroupOpen, AllowFrom: []string{"+14445550100"}}, grp("g9", "+13335550100", "claw", true), true, Drop, false},
 	}
