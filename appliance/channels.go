@@ -73,6 +73,13 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 			return nil, err
 		}
 		for i, meta := range metas {
+			// config.Load already refused these with their lines (package
+			// identity, the same rules): this is the same check of what the
+			// adapter decoded, before anything is opened.
+			pol := &access.Policy{Channel: name, Common: kind.common(vals[i]), Owners: cfg.Commands.OwnerAllowFrom, Mentions: mentions}
+			if err := pol.Validate(); err != nil {
+				return nil, err
+			}
 			dir := filepath.Join(stateDir, "channels", name)
 			mediaDir := filepath.Join(dir, "media", meta.ID)
 			a, err := kind.open(vals[i], chanDeps{
@@ -85,10 +92,6 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 			})
 			if err != nil {
 				return nil, fmt.Errorf("channels.%s (account %s): %w", name, meta.ID, err)
-			}
-			pol := &access.Policy{Channel: name, Common: kind.common(vals[i]), Owners: cfg.Commands.OwnerAllowFrom, Mentions: mentions}
-			if err := pol.Validate(); err != nil {
-				return nil, err
 			}
 			out = append(out, gateway.ChannelAccount{Adapter: a, Policy: pol, ChunkLimit: meta.ChunkLimit, ChunkMode: delivery.ChunkMode(meta.ChunkMode), MediaDir: mediaDir})
 		}

@@ -4,11 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -246,6 +249,19 @@ func TestStartedByGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer syscall.Kill(gpid, syscall.SIGKILL)
+	// A double fork: setsid, background, the parent exits. With the test
+	// process a subreaper the orphan is adopted, not lost to PID 1.
+	orphan := -1
+	if err := becomeSubreaper(slog.New(slog.DiscardHandler)); err == nil {
+		out, err := exec.Command("sh", "-c", `setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $!`).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if orphan, err = strconv.Atoi(strings.TrimSpace(string(out))); err != nil {
+			t.Fatal(err)
+		}
+		defer syscall.Kill(orphan, syscall.SIGKILL)
+	}
 	self := os.Getpid()
 	for _, tc := range []struct {
 		name    string
@@ -258,9 +274,45 @@ func TestStartedByGateway(t *testing.T) {
 		{"own process", self, false, false},
 		{"parent, outside systemd", os.Getppid(), false, false},
 		{"gone", 1 << 30, false, true},
+		{"double-forked orphan", orphan, false, true},
 	} {
+		if tc.pid < 0 {
+			continue // no subreaper here
+		}
 		if got := startedByGateway(tc.pid, self, tc.service); got != tc.want {
 			t.Errorf("%s: startedByGateway = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// FuzzParseStat: whatever name a process gives itself, its parent and
+// start time are read right (the walk must never be steered by a name
+// such as ") S 1 ").
+func FuzzParseStat(f *testing.F) {
+	for _, comm := range []string{"sh", ") S 1 ", "a) R 4242 1 (", "))", "x y z", ")\n", ""} {
+		f.Add(comm, 4242, uint64(123456))
+	}
+	f.Fuzz(func(t *testing.T, comm string, ppid int, start uint64) {
+		if len(comm) > 15 || strings.ContainsRune(comm, 0) || ppid < 0 {
+			t.Skip() // the kernel allows neither
+		}
+		rest := []string{"S", strconv.Itoa(ppid)}
+		for i := 3; i <= 21; i++ {
+			rest = append(rest, strconv.Itoa(i))
+		}
+		rest[19] = strconv.FormatUint(start, 10)
+		line := "77 (" + comm + ") " + strings.Join(rest, " ") + " 0 0\n"
+		fields, ok := parseStat(line)
+		if !ok || fields[1] != strconv.Itoa(ppid) || fields[19] != strconv.FormatUint(start, 10) {
+			t.Fatalf("parseStat(%q) = %q, %v", line, fields, ok)
+		}
+	})
+}
+
+func TestParseStatShort(t *testing.T) {
+	for _, s := range []string{"", "1 (sh", "1 (sh) S 0", "garbage"} {
+		if _, ok := parseStat(s); ok {
+			t.Errorf("parseStat(%q) ok, want refused", s)
 		}
 	}
 }

@@ -32,7 +32,14 @@ func sandboxCmd() *cobra.Command {
 // as the helper, the state dir, the config file and the home dir as paths a
 // workspace must never contain. It logs one warning when the kernel sandbox
 // is off, and one per protected path the read-only system dirs expose.
+//
+// It also makes the gateway a child subreaper (reaper_linux.go), so that
+// nothing an exec command starts can leave the gateway's process tree, and
+// the control socket keeps refusing it (peer_linux.go).
 func execSandbox(log *slog.Logger, stateDir, configPath string) *sandbox.Landlock {
+	if err := becomeSubreaper(log); err != nil {
+		log.Warn("exec children that double-fork leave the gateway's process tree; the control socket still refuses sandboxed ones (they cannot open Unix sockets)", "err", err)
+	}
 	var helper []string
 	if self, err := os.Executable(); err == nil {
 		helper = []string{self, "sandbox"}

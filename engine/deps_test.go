@@ -83,7 +83,11 @@ func TestImportRules(t *testing.T) {
 		// policy, routing, sessions, the store, tools, models or each other
 		// (bluebubbles is the iMessage adapter's second backend).
 		"engine/channel": {"engine/gateway", "engine/access", "engine/routing", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance"},
-		"engine/access":  {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		// The identity rules and the access-key check: a leaf that
+		// config, and so the CLI, link (standard library only, checked
+		// below by TestLeavesAreStandardLibrary).
+		"engine/access/identity": {"engine/", "models/", "appliance", "cli"},
+		"engine/access":          {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
 		// The OpenClaw state-dir reader (linked by the CLI) reads foreign
 		// files only: the vocabulary and the pure transcript format, nothing
 		// else of ours.
@@ -125,6 +129,20 @@ func TestVocabularyIsStandardLibrary(t *testing.T) {
 	for _, p := range pkgs {
 		if !p.Standard && p.ImportPath != module+"/engine" {
 			t.Errorf("engine depends on %s; the vocabulary may import only the standard library", p.ImportPath)
+		}
+	}
+}
+
+// TestLeavesAreStandardLibrary: packages that every side links (package
+// config, and with it the CLI, checks the owner's ids with
+// engine/access/identity, the rules the gateway matches them with) import
+// only the standard library.
+func TestLeavesAreStandardLibrary(t *testing.T) {
+	for _, leaf := range []string{"engine/access/identity"} {
+		for _, p := range listPackages(t, "-deps", module+"/"+leaf) {
+			if !p.Standard && p.ImportPath != module+"/"+leaf {
+				t.Errorf("%s depends on %s; it may import only the standard library", leaf, p.ImportPath)
+			}
 		}
 	}
 }

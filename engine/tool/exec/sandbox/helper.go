@@ -29,7 +29,8 @@ const (
 //
 //	<helper> --workspace W --tmp T -- argv…
 //
-// It restricts this process with Landlock, then replaces it with argv
+// It restricts this process with Landlock and the seccomp filter of the
+// package doc (no Unix sockets, no io_uring), then replaces it with argv
 // (argv[0] looked up in the PATH of the environment it was given, TMPDIR
 // set to T). It returns only on failure, with the exit code to use; it
 // never runs the command unconfined.
