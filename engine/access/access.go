@@ -38,57 +38,16 @@
 //
 // # Identity
 //
-// Canonical is the one place sender and chat ids are made comparable.
-// Adapters hand the platform's id over untouched; Canonical, applied by
-// this package (owners, allowFrom, groupAllowFrom, groups.<id>.allowFrom,
-// the groups map, pairing requests and approvals) and by package routing
-// (session keys, binding peers), either yields an ID or refuses. The rules
-// are deliberately few, so that an attacker who controls every byte of an
-// id can only ever equal an owner by sending the owner's id:
-//
-//   - Refused: the empty id, invalid UTF-8, more than MaxIDBytes bytes.
-//     A refused sender is nobody: never an owner, never listed, never
-//     approved, never given a pairing code.
-//   - Verbatim: an id with any byte outside printable ASCII (non-ASCII
-//     letters, look-alikes such as U+212A KELVIN SIGN or Cyrillic "а",
-//     full-width or Arabic-Indic digits, control characters, bidi and
-//     zero-width format characters, U+00AD soft hyphen, non-ASCII spaces).
-//     Its key is the id byte for byte: nothing is folded, normalized
-//     (no NFC/NFKC) or stripped, so it can never equal an ASCII id.
-//   - Phone: "+" and 7 to 15 ASCII digits, the first not "0" (E.164:
-//     country codes never start with 0, at most 15 digits; 7 is the
-//     shortest real number, e.g. Niue's). Key: the id itself. Anything
-//     else that starts with "+" ("+15550001111x", "+1555…;ext=2",
-//     "+1 555 000 1111", "+015550001111") is not a phone number and is
-//     compared as an opaque id: never cleaned into one.
-//   - Every other printable-ASCII id (addresses with "@", JIDs, chat ids,
-//     chat GUIDs, short codes, the "00"-prefixed or national numbers
-//     some SMS senders show) is compared with its ASCII letters folded to
-//     lower case, and nothing else changed: e-mail addresses and
-//     iMessage's e-mail handles are case-insensitive in practice, and
-//     every other id form our platforms send is digits or case-insensitive
-//     (Apple's chat GUIDs, WhatsApp JIDs). OpenClaw lower-cases the same
-//     ids in session keys.
-//   - On WhatsApp, a phone-number JID "<E.164 digits>@s.whatsapp.net" (or
-//     the legacy "@c.us") is the phone number "+<digits>": the adapter
-//     reports senders that way already, and an owner may list either form.
-//     A JID with a device part, a LID ("…@lid") or a group ("…@g.us") is
-//     an opaque id.
-//
-// Config entries (ownerAllowFrom, allowFrom, groupAllowFrom, the keys of
-// groups) are typed by the owner and are tidied first (ConfigID): outer
-// ASCII white space trimmed, a "mailto:"/"tel:" scheme dropped, and a
-// phone number written "+1 (555) 000-1111" (ASCII spaces, dashes, dots
-// and parentheses only) read as "+15550001111"; on WhatsApp digits without
-// the "+" too. An entry that starts with "+" and is not a phone number
-// after that, or that has control, format or non-ASCII white-space
-// characters, is a config error (Policy.Validate), not an id that silently
-// never matches. Ids from the wire are never tidied.
-//
-// Ids are shown to people (logs, pairing lists, the owner's pairing note)
-// through Display (api.EscapeID in packages that cannot import this one):
-// plain printable ASCII as it is, anything else Go-quoted with every
-// non-ASCII character escaped ("\u212aate@example.com").
+// Ids are compared in canonical form only: package identity holds the
+// rules (Canonical for ids from the wire, ConfigID for the entries the
+// owner types, Display to show either) and the check of the access keys
+// (identity.Owner, identity.Keys.Check) that Policy.Validate runs here and
+// package config runs for `openclaw config validate` and at load. This
+// package applies it to owners, allowFrom, groupAllowFrom,
+// groups.<id>.allowFrom, the groups map, pairing requests and approvals;
+// package routing to session keys and binding peers. Adapters hand the
+// platform's id over untouched. Ids are shown to people through Display
+// (api.EscapeID in packages that cannot import identity).
 //
 // Session keys (package routing) hold the canonical key, percent-escaped;
 // for ASCII ids that is the key OpenClaw builds. Keys of ids that were
@@ -118,29 +77,31 @@
 package access
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"github.com/openclaw-edge/edge/engine/channel"
 )
 
 // DM policies (channels.<name>.dmPolicy).
 const (
-	DMPairing   = "pairing"
-	DMAllowlist = "allowlist"
-	DMOpen      = "open"
-	DMDisabled  = "disabled"
+	DMPairing   = identity.DMPairing
+	DMAllowlist = identity.DMAllowlist
+	DMOpen      = identity.DMOpen
+	DMDisabled  = identity.DMDisabled
 )
 
 // Group policies (channels.<name>.groupPolicy).
 const (
-	GroupAllowlist = "allowlist"
-	GroupOpen      = "open"
-	GroupDisabled  = "disabled"
+	GroupAllowlist = identity.GroupAllowlist
+	GroupOpen      = identity.GroupOpen
+	GroupDisabled  = identity.GroupDisabled
 )
 
 // Action is what the gateway does with a message.
@@ -193,55 +154,39 @@ func CompileMentions(patterns []string) ([]*regexp.Regexp, error) {
 	return out, nil
 }
 
-// Validate checks the policy values, naming the key.
+// Validate checks the policy values and this channel's owner entries
+// with identity's rules, the ones package config applies to the whole
+// file at load and in `openclaw config validate`: every problem, joined,
+// each naming its key.
 func (p *Policy) Validate() error {
-	key := "channels." + p.Channel
-	switch p.DMPolicy {
-	case "", DMPairing, DMAllowlist, DMOpen, DMDisabled:
-	default:
-		return fmt.Errorf("%s.dmPolicy: %q is not one of pairing, allowlist, open, disabled", key, p.DMPolicy)
-	}
-	switch p.GroupPolicy {
-	case "", GroupAllowlist, GroupOpen, GroupDisabled:
-	default:
-		return fmt.Errorf("%s.groupPolicy: %q is not one of allowlist, open, disabled", key, p.GroupPolicy)
-	}
-	if p.DMPolicy == DMAllowlist && len(p.AllowFrom) == 0 {
-		return fmt.Errorf("%s.allowFrom: dmPolicy allowlist needs at least one sender", key)
-	}
+	var errs []error
 	for i, o := range p.Owners {
-		c, id, ok := strings.Cut(strings.TrimSpace(o), ":")
-		if !ok || !strings.EqualFold(c, p.Channel) || strings.TrimSpace(id) == "*" {
-			continue // another channel's, or refused by config validation
-		}
-		if _, err := ConfigID(p.Channel, id); err != nil {
-			return fmt.Errorf("commands.ownerAllowFrom[%d]: %w", i, err)
+		// Another channel's entry is that channel's to report (config
+		// reports every entry).
+		if ch, _, err := identity.Owner(o); err != nil && ch == identity.FoldASCII(p.Channel) {
+			errs = append(errs, fmt.Errorf("commands.ownerAllowFrom[%d]: %w", i, err))
 		}
 	}
-	if err := validateEntries(p.Channel, key+".allowFrom", p.AllowFrom); err != nil {
-		return err
+	for _, pr := range p.keys().Check(p.Channel) {
+		key := "channels." + p.Channel + "." + strings.Join(pr.Path, ".")
+		if pr.Index >= 0 {
+			key += "[" + strconv.Itoa(pr.Index) + "]"
+		}
+		errs = append(errs, fmt.Errorf("%s: %s", key, pr.Reason))
 	}
-	if err := validateEntries(p.Channel, key+".groupAllowFrom", p.GroupAllowFrom); err != nil {
-		return err
+	return errors.Join(errs...)
+}
+
+// keys are the policy's access keys as identity checks them.
+func (p *Policy) keys() identity.Keys {
+	k := identity.Keys{DMPolicy: p.DMPolicy, GroupPolicy: p.GroupPolicy, AllowFrom: p.AllowFrom, GroupAllowFrom: p.GroupAllowFrom}
+	if p.Groups != nil {
+		k.Groups = make(map[string][]string, len(p.Groups))
+		for g, v := range p.Groups {
+			k.Groups[g] = v.AllowFrom
+		}
 	}
-	seen := map[string]string{}
-	for _, g := range slices.Sorted(maps.Keys(p.Groups)) {
-		if err := validateEntries(p.Channel, key+".groups."+g+".allowFrom", p.Groups[g].AllowFrom); err != nil {
-			return err
-		}
-		if g == "*" {
-			continue
-		}
-		id, err := ConfigID(p.Channel, g)
-		if err != nil {
-			return fmt.Errorf("%s.groups: %w", key, err)
-		}
-		if other, dup := seen[id.Key]; dup {
-			return fmt.Errorf("%s.groups: %s and %s name the same group", key, Display(other), Display(g))
-		}
-		seen[id.Key] = g
-	}
-	return nil
+	return k
 }
 
 // IsOwner reports whether sender (an id on channel ch) is an owner.
@@ -257,11 +202,7 @@ func IsOwner(owners []string, ch, sender string) bool {
 		return false
 	}
 	for _, o := range owners {
-		c, id, ok := strings.Cut(strings.TrimSpace(o), ":")
-		if !ok || !strings.EqualFold(c, ch) || strings.TrimSpace(id) == "*" {
-			continue
-		}
-		if e, err := ConfigID(ch, id); err == nil && e.Key == s.Key {
+		if c, e, err := identity.Owner(o); err == nil && c == identity.FoldASCII(ch) && e.Key == s.Key {
 			return true
 		}
 	}
@@ -273,39 +214,15 @@ func IsOwner(owners []string, ch, sender string) bool {
 func listed(list []string, ch, sender string) bool {
 	s, serr := Canonical(ch, sender)
 	for _, e := range list {
-		// An entry may carry its channel prefix, as in ownerAllowFrom.
-		if e = stripChannel(ch, e); e == "*" {
+		anyone, id, err := identity.ListEntry(ch, e)
+		if anyone {
 			return true
 		}
-		if serr != nil {
-			continue
-		}
-		if id, err := ConfigID(ch, e); err == nil && id.Key == s.Key {
+		if serr == nil && err == nil && id.Key == s.Key {
 			return true
 		}
 	}
 	return false
-}
-
-// stripChannel drops a "<ch>:" prefix from an allowFrom entry.
-func stripChannel(ch, e string) string {
-	if c, id, ok := strings.Cut(strings.TrimSpace(e), ":"); ok && strings.EqualFold(c, ch) {
-		return strings.TrimSpace(id)
-	}
-	return strings.TrimSpace(e)
-}
-
-// validateEntries checks the sender entries of a list, naming the key.
-func validateEntries(ch, key string, list []string) error {
-	for i, e := range list {
-		if e = stripChannel(ch, e); e == "*" {
-			continue
-		}
-		if _, err := ConfigID(ch, e); err != nil {
-			return fmt.Errorf("%s[%d]: %w", key, i, err)
-		}
-	}
-	return nil
 }
 
 // Decide says what to do with m. approved: the sender was approved by

@@ -58,6 +58,15 @@
 //     or none.
 //   - Binding peer kinds are engine's chat types: direct, group, channel,
 //     room.
+//   - commands.ownerAllowFrom, and the access keys of every account of the
+//     channels the gateway serves (email, imessage, whatsapp: dmPolicy,
+//     groupPolicy, allowFrom, groupAllowFrom, groups and their allowFrom),
+//     are checked with package engine/access/identity, the rules the
+//     gateway applies at start and matches senders with, so `openclaw
+//     config validate` never says ok to a file the gateway refuses. A key
+//     an account inherits from its channel is reported once, at the
+//     channel's. OpenClaw's other channels are ignored at start, and their
+//     keys are not judged.
 package config
 
 import (

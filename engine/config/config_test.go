@@ -821,7 +821,7 @@ func TestDecodeChannelAccounts(t *testing.T) {
 			home: { address: 'a@x.test' },
 			work: { address: 'b@y.test', dmPolicy: 'allowlist', allowFrom: ['boss@y.test'], textChunkLimit: 100 },
 			old: { address: 'c@z.test', enabled: false } } },
-		whatsapp: { allowFrom: ['+1555'] },
+		whatsapp: { allowFrom: ['+15550001111'] },
 		imessage: { enabled: false, dmPolicy: 'open' },
 	} }`), "t.json5")
 	if err != nil {
@@ -842,7 +842,7 @@ func TestDecodeChannelAccounts(t *testing.T) {
 		t.Fatalf("chunk limits %+v", metas)
 	}
 	metas, vals, err = c.DecodeChannelAccounts("whatsapp", func() any { return new(acct) })
-	if err != nil || len(metas) != 1 || metas[0].ID != "default" || vals[0].(*acct).AllowFrom[0] != "+1555" || metas[0].ChunkLimit != 4000 {
+	if err != nil || len(metas) != 1 || metas[0].ID != "default" || vals[0].(*acct).AllowFrom[0] != "+15550001111" || metas[0].ChunkLimit != 4000 {
 		t.Fatalf("whatsapp %v %+v", err, metas)
 	}
 	if metas, _, err := c.DecodeChannelAccounts("imessage", func() any { return new(acct) }); err != nil || len(metas) != 0 {

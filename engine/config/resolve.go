@@ -362,12 +362,65 @@ func (c *Config) DecodeChannelAccounts(name string, newV func() any) ([]ChannelA
 	if !ok {
 		return nil, nil, nil
 	}
+	d := &decoder{src: c.src}
+	accs := splitAccounts(keyPath("channels", name), ch.Extra, d.fail)
+	if len(d.errs) > 0 {
+		return nil, nil, joinErrors(d.errs)
+	}
+	var metas []ChannelAccount
+	var vals []any
+	for _, a := range accs {
+		v := newV()
+		rv := reflect.ValueOf(v)
+		if rv.Kind() != reflect.Pointer || rv.IsNil() {
+			return nil, nil, fmt.Errorf("config: DecodeChannelAccounts(%q) needs pointers, got %T", name, v)
+		}
+		meta := ChannelAccount{ID: a.id}
+		meta.ChunkLimit, meta.ChunkMode = c.ChunkLimit(name)
+		if n, ok := a.own["textChunkLimit"].(float64); ok && n > 0 {
+			meta.ChunkLimit = int(n)
+		}
+		if s, ok := a.own["chunkMode"].(string); ok && s != "" {
+			meta.ChunkMode = s
+		}
+		d.decode(a.at, a.keys, rv.Elem())
+		metas = append(metas, meta)
+		vals = append(vals, v)
+	}
+	if len(d.errs) > 0 {
+		return nil, nil, joinErrors(d.errs)
+	}
+	return metas, vals, nil
+}
+
+// channelAccount is one account of channels.<name> as written.
+type channelAccount struct {
+	id string
+	// at is the account's path: channels.<name>, or
+	// channels.<name>.accounts.<id> when the channel has accounts.
+	at string
+	// keys are the account's keys over the channel's, without enabled
+	// and accounts.
+	keys map[string]any
+	// own are the keys of accounts.<id>; none without accounts.
+	own map[string]any
+	// from is, for each of keys, the path of the object it was written in.
+	from map[string]string
+}
+
+// splitAccounts splits channels.<name> (at p, its keys extra) into its
+// enabled accounts, in id order, the one way DecodeChannelAccounts and
+// validation read OpenClaw's multi-account shape: without an accounts
+// object the channel's own keys are the account "default"; with one, each
+// accounts.<id> object over the channel's other keys (account keys win).
+// `enabled: false` on the channel or an account leaves it out. Problems
+// go to fail; an accounts key that is not an object of objects yields no
+// accounts.
+func splitAccounts(p string, extra map[string]any, fail func(path, reason string)) []channelAccount {
 	base := map[string]any{}
-	for k, v := range ch.Extra {
+	for k, v := range extra {
 		base[k] = v
 	}
-	d := &decoder{src: c.src}
-	p := keyPath("channels", name)
 	enabled := func(m map[string]any, at string) bool {
 		v, ok := m["enabled"]
 		if !ok {
@@ -376,69 +429,50 @@ func (c *Config) DecodeChannelAccounts(name string, newV func() any) ([]ChannelA
 		delete(m, "enabled")
 		b, isBool := v.(bool)
 		if !isBool {
-			d.fail(keyPath(at, "enabled"), "want true or false")
+			fail(keyPath(at, "enabled"), "want true or false")
 			return true
 		}
 		return b
 	}
 	if !enabled(base, p) {
-		return nil, nil, joinErrors(d.errs)
+		return nil
 	}
 	accounts := map[string]map[string]any{"default": {}}
-	if raw, ok := base["accounts"]; ok {
+	raw, multi := base["accounts"]
+	if multi {
 		delete(base, "accounts")
 		m, isMap := raw.(map[string]any)
 		if !isMap || len(m) == 0 {
-			d.fail(keyPath(p, "accounts"), "want an object of accounts by id")
-			return nil, nil, joinErrors(d.errs)
+			fail(keyPath(p, "accounts"), "want an object of accounts by id")
+			return nil
 		}
 		accounts = map[string]map[string]any{}
-		for id, v := range m {
-			am, isMap := v.(map[string]any)
+		for _, id := range sortedMapKeys(m) {
+			am, isMap := m[id].(map[string]any)
 			if !isMap {
-				d.fail(keyPath(keyPath(p, "accounts"), id), "want an object")
+				fail(keyPath(keyPath(p, "accounts"), id), "want an object")
 				continue
 			}
 			accounts[id] = am
 		}
 	}
-	_, multi := ch.Extra["accounts"]
-	var metas []ChannelAccount
-	var vals []any
+	var out []channelAccount
 	for _, id := range sortedMapKeys(accounts) {
-		at := p
+		a := channelAccount{id: id, at: p, keys: map[string]any{}, from: map[string]string{}, own: accounts[id]}
 		if multi {
-			at = keyPath(keyPath(p, "accounts"), id)
+			a.at = keyPath(keyPath(p, "accounts"), id)
 		}
-		merged := map[string]any{}
 		for k, v := range base {
-			merged[k] = v
+			a.keys[k], a.from[k] = v, p
 		}
 		for k, v := range accounts[id] {
-			merged[k] = v
+			a.keys[k], a.from[k] = v, a.at
 		}
-		if !enabled(merged, at) {
+		if !enabled(a.keys, a.at) {
 			continue
 		}
-		v := newV()
-		rv := reflect.ValueOf(v)
-		if rv.Kind() != reflect.Pointer || rv.IsNil() {
-			return nil, nil, fmt.Errorf("config: DecodeChannelAccounts(%q) needs pointers, got %T", name, v)
-		}
-		meta := ChannelAccount{ID: id}
-		meta.ChunkLimit, meta.ChunkMode = c.ChunkLimit(name)
-		if n, ok := accounts[id]["textChunkLimit"].(float64); ok && n > 0 {
-			meta.ChunkLimit = int(n)
-		}
-		if s, ok := accounts[id]["chunkMode"].(string); ok && s != "" {
-			meta.ChunkMode = s
-		}
-		d.decode(at, merged, rv.Elem())
-		metas = append(metas, meta)
-		vals = append(vals, v)
+		delete(a.from, "enabled")
+		out = append(out, a)
 	}
-	if len(d.errs) > 0 {
-		return nil, nil, joinErrors(d.errs)
-	}
-	return metas, vals, nil
+	return out
 }

@@ -79,15 +79,7 @@ func (c *Config) validate() []*Error {
 	if p := c.Gateway.Port; p < 1 || p > 65535 {
 		v.fail("gateway.port", "%d: want a TCP port, 1 to 65535 (OpenClaw's default is 18789)", p)
 	}
-	for i, o := range c.Commands.OwnerAllowFrom {
-		ch, id, ok := strings.Cut(o, ":")
-		switch {
-		case !ok || ch == "" || id == "":
-			v.fail(fmt.Sprintf("commands.ownerAllowFrom[%d]", i), "%q: want <channel>:<sender id>, e.g. \"whatsapp:+15551234567\"", o)
-		case strings.Contains(id, "*"):
-			v.fail(fmt.Sprintf("commands.ownerAllowFrom[%d]", i), "%q: a wildcard never makes an owner; list each owner", o)
-		}
-	}
+	c.validateAccess(v)
 	for i, p := range c.Messages.GroupChat.MentionPatterns {
 		if _, err := regexp.Compile(p); err != nil {
 			v.fail(fmt.Sprintf("messages.groupChat.mentionPatterns[%d]", i), "%v", err)

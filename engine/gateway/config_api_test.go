@@ -105,3 +105,47 @@ func TestConfigSetCreates(t *testing.T) {
 		t.Errorf("get: %+v %v", v, err)
 	}
 }
+
+// TestConfigValidateAccessKeys: the gateway's own check of its file (what
+// `openclaw config validate` asks it) refuses the access keys its start
+// would refuse, with key paths and lines, and config set keeps such a
+// value out of the file.
+func TestConfigValidateAccessKeys(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	file := filepath.Join(dir, "openclaw.json")
+	good := "{\n  channels: { imessage: { dmPolicy: 'allowlist', allowFrom: ['+15550001111'] } },\n}\n"
+	bad := "{\n  commands: { ownerAllowFrom: ['imessage:+1222x'] },\n  channels: { imessage: { dmPolicy: 'allowlist', allowFrom: [] } },\n}\n"
+	if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, "fake/model", nil)
+	h.g.cfg.ConfigFile = file
+	c := client.New(serveUnix(t, h.g.Handler()))
+	ctx := context.Background()
+	val, err := c.ConfigValidate(ctx)
+	if err != nil || val.OK || val.By != "gateway" || len(val.Errors) != 2 {
+		t.Fatalf("validate: %+v %v", val, err)
+	}
+	for i, want := range []api.ConfigProblem{
+		{File: file, Line: 2, Path: "commands.ownerAllowFrom[0]", Reason: `"+1222x" is not a phone number`},
+		{File: file, Line: 3, Path: "channels.imessage.allowFrom", Reason: "dmPolicy allowlist needs at least one sender"},
+	} {
+		got := val.Errors[i]
+		if got.File != want.File || got.Line != want.Line || got.Path != want.Path || !strings.HasPrefix(got.Reason, want.Reason) {
+			t.Errorf("problem %d: %+v, want %+v", i, got, want)
+		}
+	}
+
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ae *api.Error
+	_, err = c.ConfigSet(ctx, api.ConfigSetRequest{Key: "channels.imessage.allowFrom", Value: json.RawMessage(`["+1555000111\u200b1"]`)})
+	if !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig || !strings.Contains(ae.Message, "channels.imessage.allowFrom[0]") || !strings.Contains(ae.Message, "U+200B") {
+		t.Errorf("set an invisible character: %v", err)
+	}
+	if after, _ := os.ReadFile(file); string(after) != good {
+		t.Errorf("a refused set changed the file:\n%s", after)
+	}
+}
