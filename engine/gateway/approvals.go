@@ -218,8 +218,11 @@ func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.
 
 // approveCommand handles "/approve <id> [once|always|elevated]" and
 // "/deny <id>", for an approval of any session (see the package doc: only
-// the owner gets here).
-func (g *Gateway) approveCommand(name, args string) (string, error) {
+// the owner gets here). from is the session the command was typed in: an
+// approval raised elsewhere (a DM, the CLI) is answered without its
+// command text, which may be private to that session — a group's members
+// read the reply.
+func (g *Gateway) approveCommand(name, args string, from engine.SessionKey) (string, error) {
 	f := strings.Fields(args)
 	usage := "usage: /approve <id> [always|elevated]"
 	if name == "deny" {
@@ -247,7 +250,10 @@ func (g *Gateway) approveCommand(name, args string) (string, error) {
 		return "", err
 	}
 	g.log.Info("exec approval decided by slash command", "id", ap.ID, "session", ap.SessionKey, "decision", string(d))
-	return decisionText(ap, d), nil
+	if ap.SessionKey != string(from) {
+		return decisionText(ap, d, "(its command is shown where it was asked: `openclaw approvals list`)"), nil
+	}
+	return decisionText(ap, d, noticeCommand(ap.Command)), nil
 }
 
 // maxNoticeCommand bounds the escaped command in a chat message (a
@@ -267,9 +273,9 @@ func noticeCommand(cmd string) string {
 	return "`" + api.EscapeLimit(cmd, maxNoticeCommand) + "` (the whole command: `openclaw approvals list`)"
 }
 
-// decisionText says what a decision does, with the command escaped.
-func decisionText(ap api.Approval, d tool.Decision) string {
-	cmd := noticeCommand(ap.Command)
+// decisionText says what a decision does; cmd is the command as shown
+// (noticeCommand, escaped) or a note where it is not shown.
+func decisionText(ap api.Approval, d tool.Decision, cmd string) string {
 	switch d {
 	case tool.DecisionDeny:
 		return fmt.Sprintf("Denied %s: %s will not run.", ap.ID, cmd)

@@ -99,6 +99,11 @@ func TestChannelApproveInChat(t *testing.T) {
 			if runs := fx.got(); !slices.Equal(runs, []string{"rm -rf build: " + tt.want}) {
 				t.Fatalf("runs = %q", runs)
 			}
+			// An approval raised in the owner's DM is answered in a group
+			// without its command: the group's members read the reply.
+			if tt.chat != ownerChat && strings.Contains(chatText(h.wa.waitSent(t, 1), tt.chat), "rm -rf build") {
+				t.Fatalf("the group saw the DM's command: %q", chatText(h.wa.waitSent(t, 1), tt.chat))
+			}
 			// Handled once: the inbox is empty, a redelivery is a duplicate.
 			h.wa.deliver(t, m)
 			sentBefore := len(h.wa.waitSent(t, 1))

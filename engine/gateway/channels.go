@@ -38,6 +38,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/access"
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/delivery"
@@ -1044,10 +1045,13 @@ func (c *channels) linkChanged(st channel.Status) {
 // skip ("" skips nothing). Nobody reachable: logged.
 func (c *channels) notifyOwner(skip, text string) {
 	for _, o := range c.g.cfg.Owners {
-		ch, id, ok := strings.Cut(o, ":")
-		if !ok || (skip != "" && ch == skip) {
+		// The entry as IsOwner reads it (trimmed, channel case-folded,
+		// "+1 (555) …" tidied): a note to the raw text would be lost.
+		ch, oid, err := identity.Owner(o)
+		if err != nil || (skip != "" && ch == skip) {
 			continue // the failing channel cannot carry the news
 		}
+		id := oid.Key
 		for _, k := range c.order {
 			ca := c.accounts[k]
 			if ca.Adapter.Channel() != ch || ca.sup.Status().State != channel.StateLinked {

@@ -66,7 +66,7 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return reply("Stopped the running turn.")
 
 	case "approve", "deny":
-		text, err := g.approveCommand(name, args)
+		text, err := g.approveCommand(name, args, key)
 		if err != nil {
 			return nil, err
 		}

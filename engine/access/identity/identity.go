@@ -160,6 +160,11 @@ func ConfigID(ch, entry string) (ID, error) {
 			e = e[len(scheme):]
 		}
 	}
+	// "Kate <kate@example.com>" would be an opaque id no sender ever has:
+	// the owner would get pairing codes instead of answers.
+	if strings.Contains(e, "@") && strings.ContainsAny(e, "<>\" \t,") {
+		return ID{}, fmt.Errorf("%s: write the bare address (kate@example.com), without a display name, quotes, angle brackets or spaces", strconv.QuoteToASCII(entry))
+	}
 	if strings.HasPrefix(e, "+") || ch == "whatsapp" && e != "" && strings.Trim(e, "0123456789 -.()") == "" {
 		digits := strings.Map(func(r rune) rune {
 			switch r {
