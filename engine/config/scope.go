@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -53,15 +55,17 @@ func (c *Config) nonOwners(ch, policy string, allowFrom []string) string {
 		return "anyone"
 	case "allowlist":
 		for _, a := range allowFrom {
-			a = strings.TrimSpace(a)
-			if a == "*" {
+			// The access rule itself (identity): a look-alike entry is not
+			// the owner, and "+1 555 …" or "imessage:+1…" is.
+			anyone, id, err := identity.ListEntry(ch, a)
+			if anyone {
 				return `anyone ("*" in allowFrom)`
 			}
-			if !slices.ContainsFunc(c.Commands.OwnerAllowFrom, func(o string) bool {
-				oc, id, ok := strings.Cut(strings.TrimSpace(o), ":")
-				return ok && strings.EqualFold(oc, ch) && strings.EqualFold(strings.TrimSpace(id), a)
+			if err != nil || !slices.ContainsFunc(c.Commands.OwnerAllowFrom, func(o string) bool {
+				oc, oid, err := identity.Owner(o)
+				return err == nil && oc == identity.FoldASCII(ch) && oid.Key == id.Key
 			}) {
-				return fmt.Sprintf("%q, who is not in commands.ownerAllowFrom", a)
+				return fmt.Sprintf("%s, who is not in commands.ownerAllowFrom", strconv.QuoteToASCII(strings.TrimSpace(a)))
 			}
 		}
 		return ""

@@ -17,6 +17,8 @@ func TestSharedMainWarnings(t *testing.T) {
 		{"allowlist of owners only", `{session:{dmScope:"main"}, commands:{ownerAllowFrom:["whatsapp:+15550001111"]}, channels:{whatsapp:{dmPolicy:"allowlist", allowFrom:["+15550001111"]}}}`, nil},
 		{"allowlist with a stranger", `{session:{dmScope:"main"}, commands:{ownerAllowFrom:["whatsapp:+15550001111"]}, channels:{whatsapp:{dmPolicy:"allowlist", allowFrom:["+15550001111", "+15559990000"]}}}`, []string{`lets in "+15559990000", who is not in commands.ownerAllowFrom`}},
 		{"allowlist owner of another channel", `{session:{dmScope:"main"}, commands:{ownerAllowFrom:["imessage:kate@example.com"]}, channels:{email:{dmPolicy:"allowlist", allowFrom:["kate@example.com"]}}}`, []string{`"kate@example.com", who is not in commands.ownerAllowFrom`}},
+		{"allowlist look-alike of the owner", `{session:{dmScope:"main"}, commands:{ownerAllowFrom:["imessage:kate@example.com"]}, channels:{imessage:{dmPolicy:"allowlist", allowFrom:["\u212Aate@example.com"]}}}`, []string{`"\u212aate@example.com", who is not in commands.ownerAllowFrom`}},
+		{"allowlist owner written another way", `{session:{dmScope:"main"}, commands:{ownerAllowFrom:["WhatsApp:+1 555 000 1111"]}, channels:{whatsapp:{dmPolicy:"allowlist", allowFrom:["whatsapp:+15550001111"]}}}`, nil},
 		{"allowlist star", `{session:{dmScope:"main"}, channels:{email:{dmPolicy:"allowlist", allowFrom:["*"]}}}`, []string{`anyone ("*" in allowFrom)`}},
 		{"disabled", `{session:{dmScope:"main"}, channels:{whatsapp:{dmPolicy:"disabled"}}}`, nil},
 		{"channel off", `{session:{dmScope:"main"}, channels:{whatsapp:{enabled:false, dmPolicy:"open"}}}`, nil},
