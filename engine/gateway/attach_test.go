@@ -251,8 +251,14 @@ func TestChannelOwnerAttachments(t *testing.T) {
 			h.wa.deliver(t, m)
 			h.wa.waitFor(t, func(sent []channel.Outbound) bool { return strings.HasPrefix(chatText(sent, chat), "ok") })
 			if tt.ok {
-				real, _ := filepath.EvalSymlinks(ws)
-				h.wa.waitFor(t, func(sent []channel.Outbound) bool { return strings.Contains(chatText(sent, chat), real) })
+				// In the DM the workspace file itself; in a group a copy
+				// taken as it was checked (media/out), never the workspace
+				// name a process could swap before the outbox reads it.
+				where, _ := filepath.EvalSymlinks(ws)
+				if tt.group {
+					where = filepath.Join(dir, "media", "out", "reply-")
+				}
+				h.wa.waitFor(t, func(sent []channel.Outbound) bool { return strings.Contains(chatText(sent, chat), where) })
 				return
 			}
 			h.wa.waitFor(t, func(sent []channel.Outbound) bool {

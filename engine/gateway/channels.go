@@ -731,7 +731,7 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 		created: &tool.Created{},
 	}
 	o.reply = func(r delivery.Reply) ([]session.Record, error) {
-		r.Media = c.confineMedia(ag, m, v.Owner, o.created, r.Media)
+		r.Media = c.confineMedia(ag, m, v.Owner, o.created, r.Media, ca.MediaDir)
 		return c.outbox.records(ca, m, r)
 	}
 	emit := func(ev api.Event) {
@@ -779,7 +779,13 @@ func (c *channels) turn(ctx context.Context, ca *chanAccount, ag *Agent, route r
 //
 // What is withheld is logged (escaped) and, once per reply, the owner is
 // told; the recipient only misses the attachment.
-func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created *tool.Created, media []string) []string {
+//
+// For anyone but the owner in a DM, what is sent is never the workspace
+// path that was checked: a file the turn created is copied, checked and
+// copied in one read, into mediaDir/out (a process could swap the name
+// for a link to MEMORY.md before the outbox reads it), and the sender's
+// own media is sent from the adapter's copy.
+func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created *tool.Created, media []string, mediaDir string) []string {
 	strict := !owner || m.ChatType != engine.ChatDirect
 	var out, withheld []string
 	root, err := filepath.EvalSymlinks(ag.Workspace)
@@ -813,9 +819,21 @@ func (c *channels) confineMedia(ag *Agent, m engine.Inbound, owner bool, created
 				continue
 			}
 		case ownerFile(root, real):
-		case created.Has(real) || sentIn(m, real):
-			keep(real)
-			continue
+		default:
+			if own, ok := sentIn(m, real); ok {
+				keep(own)
+				continue
+			}
+			if mediaDir == "" && c.g.cfg.StateDir != "" {
+				mediaDir = filepath.Join(c.g.cfg.StateDir, "media")
+			}
+			if mediaDir == "" {
+				break // nowhere of our own to take the copy: withheld
+			}
+			if snap, ok := created.Snapshot(real, filepath.Join(mediaDir, "out")); ok {
+				keep(snap)
+				continue
+			}
 		}
 		if !strict {
 			c.g.log.Warn("reply attachment refused: not a file inside the workspace", "agent", ag.ID, "path", api.EscapeControl(p))
@@ -882,21 +900,23 @@ func ownerFile(root, real string) bool {
 	return false
 }
 
-// sentIn reports whether real is the same file as one of m's own media.
-func sentIn(m engine.Inbound, real string) bool {
+// sentIn reports whether real is the same file as one of m's own media,
+// and returns that media's own path (the adapter's copy, outside the
+// workspace), which is what is sent.
+func sentIn(m engine.Inbound, real string) (string, bool) {
 	fi, err := os.Stat(real)
 	if err != nil {
-		return false
+		return "", false
 	}
 	for _, md := range m.Media {
 		if md.Path == "" {
 			continue
 		}
 		if o, err := os.Stat(md.Path); err == nil && os.SameFile(fi, o) {
-			return true
+			return md.Path, true
 		}
 	}
-	return false
+	return "", false
 }
 
 // send queues a reply that is not a turn's (a command's answer, a notice).

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -81,4 +82,59 @@ func (c *Created) Has(path string) bool {
 		}
 	}
 	return false
+}
+
+// Snapshot copies path into a new file in dir if, and only if, the bytes
+// copied are exactly what a tool recorded by Add wrote into that same
+// inode, and returns the copy's path. The check and the copy are one
+// read of one open file: a name swapped for a link to another file after
+// the check (the adapter reads attachments later, from the outbox) can no
+// longer change what is sent.
+func (c *Created) Snapshot(path, dir string) (string, bool) {
+	if c == nil {
+		return "", false
+	}
+	c.mu.Lock()
+	files := append([]createdFile(nil), c.files...)
+	c.mu.Unlock()
+	f, err := os.Open(path)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	var want []createdFile
+	for _, cf := range files {
+		if os.SameFile(cf.info, fi) && cf.info.Size() == fi.Size() {
+			want = append(want, cf)
+		}
+	}
+	if len(want) == 0 {
+		return "", false
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", false
+	}
+	out, err := os.CreateTemp(dir, "reply-*"+filepath.Ext(path))
+	if err != nil {
+		return "", false
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(f, fi.Size()+1))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n == fi.Size() {
+		sum := h.Sum(nil)
+		for _, cf := range want {
+			if bytes.Equal(sum, cf.sum[:]) {
+				return out.Name(), true
+			}
+		}
+	}
+	os.Remove(out.Name())
+	return "", false
 }
