@@ -92,8 +92,10 @@ func (r *Router) Resolve(m engine.Inbound, owner bool) Route {
 	id := peerKey(m.Channel, peer)
 	if len(id) > maxPeerID {
 		// A session key is at most 512 bytes; an address may be longer.
+		// "%h" never occurs in escapeKey's output (its escapes are "%"
+		// and two hex digits), so no short id can spell a hashed one.
 		sum := sha256.Sum256([]byte(id))
-		id = id[:64] + "~" + hex.EncodeToString(sum[:8])
+		id = id[:64] + "%h" + hex.EncodeToString(sum[:8])
 	}
 	if kind != engine.ChatDirect {
 		route.Key = engine.AgentSessionKey(agentID, ch+":"+string(kind)+":"+id)
