@@ -330,9 +330,14 @@ func (p *Policy) mentions(text string) bool {
 	return slices.ContainsFunc(p.Mentions, func(re *regexp.Regexp) bool { return re.MatchString(text) })
 }
 
-// isApproval reports whether text is an /approve or /deny command.
+// isApproval reports whether text is an /approve or /deny command, its
+// word split off as the gateway's command parser does (at a space, a tab
+// or a newline).
 func isApproval(text string) bool {
-	word, _, _ := strings.Cut(strings.TrimSpace(text), " ")
+	word := strings.TrimSpace(text)
+	if i := strings.IndexAny(word, " \t\n"); i >= 0 {
+		word = word[:i]
+	}
 	switch strings.ToLower(word) {
 	case "/approve", "/deny":
 		return true

@@ -98,7 +98,8 @@ type OutboundResult struct {
 // ("\u212aate@example.com"), so that a look-alike of the owner's id
 // (U+212A KELVIN SIGN, Cyrillic letters, full-width digits) never reads as
 // the owner and bidi or zero-width characters cannot hide. The same rule
-// as access.Display, which this package cannot import.
+// as identity.Display: not called from here because channel adapters
+// link this package and may not import anything under engine/access.
 func EscapeID(id string) string {
 	for i := 0; i < len(id); i++ {
 		if c := id[i]; c <= 0x20 || c >= 0x7f || c == '"' || c == '\\' {

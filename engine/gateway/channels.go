@@ -317,7 +317,8 @@ func (c *channels) start(ctx context.Context) error {
 		return fmt.Errorf("read the inbox: %w", err)
 	}
 	for _, it := range left {
-		c.dispatch(it)
+		v, verr := c.decide(it.Inbound)
+		c.dispatch(it, verr == nil && isUrgent(it.Inbound, v))
 	}
 	if len(left) > 0 {
 		c.g.log.Info("resuming inbound messages left by the last run", "count", len(left))
@@ -437,7 +438,7 @@ func (c *channels) deliver(m engine.Inbound) error {
 		return nil
 	}
 	crashpoint("after-inbox")
-	c.dispatch(it)
+	c.dispatch(it, urgent)
 	return nil
 }
 
@@ -459,14 +460,12 @@ func isUrgent(m engine.Inbound, v access.Verdict) bool {
 }
 
 // dispatch queues it on its chat's worker, starting one if needed; an
-// owner's /approve or /deny (isUrgent) is handled at once instead, on its
-// own goroutine. Either way handle processes, acks and removes the inbox
+// owner's /approve or /deny (urgent: isUrgent of the verdict the caller
+// already has) is handled at once instead, on its own goroutine. Either way handle processes, acks and removes the inbox
 // item once, as for any message; after a crash it is handled again at
 // start like the rest.
-func (c *channels) dispatch(it inboxItem) {
+func (c *channels) dispatch(it inboxItem, urgent bool) {
 	chat := accountKey(it.Inbound.Channel, it.Inbound.Account) + "/" + it.Inbound.ChatID
-	v, verr := c.decide(it.Inbound)
-	urgent := verr == nil && isUrgent(it.Inbound, v)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ctx == nil || c.ctx.Err() != nil {
