@@ -47,41 +47,7 @@ func (c *Created) Add(info os.FileInfo, data []byte) {
 // Has reports whether path (symlinks are followed) is a file recorded by
 // Add that still holds what was written. It reads the file to compare.
 func (c *Created) Has(path string) bool {
-	if c == nil {
-		return false
-	}
-	c.mu.Lock()
-	files := append([]createdFile(nil), c.files...)
-	c.mu.Unlock()
-	if len(files) == 0 {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return false
-	}
-	var sum []byte // the file's hash, once one record matches its inode
-	for _, cf := range files {
-		if !os.SameFile(cf.info, fi) || cf.info.Size() != fi.Size() {
-			continue
-		}
-		if sum == nil {
-			h := sha256.New()
-			if n, err := io.Copy(h, io.LimitReader(f, fi.Size()+1)); err != nil || n != fi.Size() {
-				return false // changing under us: not what was written
-			}
-			sum = h.Sum(nil)
-		}
-		if bytes.Equal(sum, cf.sum[:]) {
-			return true
-		}
-	}
-	return false
+	return c.read(path, func() (io.Writer, error) { return io.Discard, nil })
 }
 
 // Snapshot copies path into a new file in dir if, and only if, the bytes
@@ -91,20 +57,43 @@ func (c *Created) Has(path string) bool {
 // the check (the adapter reads attachments later, from the outbox) can no
 // longer change what is sent.
 func (c *Created) Snapshot(path, dir string) (string, bool) {
-	if c == nil {
+	var out *os.File
+	ok := c.read(path, func() (io.Writer, error) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		var err error
+		out, err = os.CreateTemp(dir, "reply-*"+filepath.Ext(path))
+		return out, err
+	})
+	if out == nil {
 		return "", false
+	}
+	if err := out.Close(); err != nil || !ok {
+		os.Remove(out.Name())
+		return "", false
+	}
+	return out.Name(), true
+}
+
+// read opens path once and, when a record matches its inode and size,
+// copies it to the writer sink makes while hashing it: true when the bytes
+// read are what the tool wrote.
+func (c *Created) read(path string, sink func() (io.Writer, error)) bool {
+	if c == nil {
+		return false
 	}
 	c.mu.Lock()
 	files := append([]createdFile(nil), c.files...)
 	c.mu.Unlock()
 	f, err := os.Open(path)
 	if err != nil {
-		return "", false
+		return false
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return "", false
+		return false
 	}
 	var want []createdFile
 	for _, cf := range files {
@@ -113,28 +102,21 @@ func (c *Created) Snapshot(path, dir string) (string, bool) {
 		}
 	}
 	if len(want) == 0 {
-		return "", false
+		return false
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", false
-	}
-	out, err := os.CreateTemp(dir, "reply-*"+filepath.Ext(path))
+	w, err := sink()
 	if err != nil {
-		return "", false
+		return false
 	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), io.LimitReader(f, fi.Size()+1))
-	if cerr := out.Close(); err == nil {
-		err = cerr
+	if n, err := io.Copy(io.MultiWriter(w, h), io.LimitReader(f, fi.Size()+1)); err != nil || n != fi.Size() {
+		return false // changing under us: not what was written
 	}
-	if err == nil && n == fi.Size() {
-		sum := h.Sum(nil)
-		for _, cf := range want {
-			if bytes.Equal(sum, cf.sum[:]) {
-				return out.Name(), true
-			}
+	sum := h.Sum(nil)
+	for _, cf := range want {
+		if bytes.Equal(sum, cf.sum[:]) {
+			return true
 		}
 	}
-	os.Remove(out.Name())
-	return "", false
+	return false
 }
