@@ -33,7 +33,6 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/channel/imessage/imsgtest"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -50,18 +49,7 @@ const (
 // strangers and look-alikes are answered (by the model, without tools).
 func startHostileGateway(t *testing.T) *imGateway {
 	t.Helper()
-	f := imsgtest.New(t, imsgtest.Config{})
-	model := openaitest.NewServer()
-	t.Cleanup(model.Close)
-	cfg := `{
-  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + model.URL + `', models: [{ id: 'echo' }] } } },
-  agents: { defaults: { model: 'fake/echo' } },
-  commands: { ownerAllowFrom: ['imessage:` + imOwner + `', 'imessage:` + hostileOwnerMail + `'] },
-  channels: { imessage: { cliPath: '` + f.Path + `', dbPath: '/Users/me/Library/Messages/chat.db', dmPolicy: 'open' } },
-}`
-	g := &imGateway{t: t, imsg: f, model: model}
-	g.m = startMainWith(t, cfg, nil)
-	g.waitLinked(0)
+	g := startOpenIMessage(t, "imessage:"+imOwner, "imessage:"+hostileOwnerMail)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("sends: %v", g.imsg.Sends())

@@ -73,22 +73,37 @@ func lastTurn(t *testing.T, model *openaitest.Server) (tools int, owner string) 
 	return len(req.Tools), m[1]
 }
 
-func TestIdentityLookAlikesIMessage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
+// startOpenIMessage runs the gateway with the shipped defaults, the fake
+// imsg bridge and a scripted model, dmPolicy open (strangers and
+// look-alikes are answered, by the model without tools) and owners as
+// commands.ownerAllowFrom.
+func startOpenIMessage(t *testing.T, owners ...string) *imGateway {
+	t.Helper()
 	f := imsgtest.New(t, imsgtest.Config{})
 	model := openaitest.NewServer()
 	t.Cleanup(model.Close)
+	list, err := json.Marshal(owners)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := `{
   models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + model.URL + `', models: [{ id: 'echo' }] } } },
   agents: { defaults: { model: 'fake/echo' } },
-  commands: { ownerAllowFrom: ['imessage:kate@example.com', 'imessage:+1 (555) 000-1111'] },
+  commands: { ownerAllowFrom: ` + string(list) + ` },
   channels: { imessage: { cliPath: '` + f.Path + `', dbPath: '/Users/me/Library/Messages/chat.db', dmPolicy: 'open' } },
 }`
 	g := &imGateway{t: t, imsg: f, model: model}
 	g.m = startMainWith(t, cfg, nil)
 	g.waitLinked(0)
+	return g
+}
+
+func TestIdentityLookAlikesIMessage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	g := startOpenIMessage(t, "imessage:kate@example.com", "imessage:+1 (555) 000-1111")
+	model := g.model
 
 	chat := int64(100)
 	turn := func(sender, text string) map[string]any {
