@@ -17,7 +17,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/openclaw-edge/edge/engine/transcript"
+	"github.com/openclaw-edge/edge/engine/transcriptfmt"
 )
 
 // SessionOptions says which sessions Sessions lists.
@@ -116,7 +116,7 @@ func (d *Dir) fileSessions(agentID string, opt SessionOptions) ([]Session, error
 		}
 		for key, raw := range idx {
 			var e legacyEntry
-			if json.Unmarshal(raw, &e) != nil || transcript.ValidSessionID(e.SessionID) != nil {
+			if json.Unmarshal(raw, &e) != nil || transcriptfmt.ValidSessionID(e.SessionID) != nil {
 				continue // not a session entry; the file names the rest
 			}
 			// Two keys sharing a session: keep the first in sort order, so
@@ -171,7 +171,7 @@ func (d *Dir) fileSessions(agentID string, opt SessionOptions) ([]Session, error
 		switch {
 		case herr == nil:
 			s.ID = h.ID
-		case transcript.ValidSessionID(id) == nil:
+		case transcriptfmt.ValidSessionID(id) == nil:
 			// Listed under the id its name gives; Open says what is wrong,
 			// so one bad file does not hide the others.
 			s.ID = id
@@ -199,37 +199,37 @@ func (d *Dir) fileSessions(agentID string, opt SessionOptions) ([]Session, error
 
 // fileHeader reads the first line of a transcript file and checks that it
 // is a session header with a valid id.
-func (d *Dir) fileHeader(rel string, zst bool) (transcript.Header, error) {
+func (d *Dir) fileHeader(rel string, zst bool) (transcriptfmt.Header, error) {
 	name := filepath.Join(d.path, filepath.FromSlash(rel))
 	rc, err := d.openFileTranscript(rel, zst)
 	if err != nil {
-		return transcript.Header{}, err
+		return transcriptfmt.Header{}, err
 	}
 	defer rc.Close()
-	line, err := readLine(bufio.NewReader(rc), transcript.MaxLineBytes)
+	line, err := readLine(bufio.NewReader(rc), transcriptfmt.MaxLineBytes)
 	var le lineError
 	if errors.As(err, &le) {
-		return transcript.Header{}, fmt.Errorf("%s: line 1: %w", name, err)
+		return transcriptfmt.Header{}, fmt.Errorf("%s: line 1: %w", name, err)
 	} else if err != nil {
-		return transcript.Header{}, err // names the file already
+		return transcriptfmt.Header{}, err // names the file already
 	}
 	h, err := parseHeader(line)
 	if err != nil {
-		return transcript.Header{}, fmt.Errorf("%s: line 1: %w", name, err)
+		return transcriptfmt.Header{}, fmt.Errorf("%s: line 1: %w", name, err)
 	}
 	return h, nil
 }
 
 // parseHeader checks a transcript's first line.
-func parseHeader(line []byte) (transcript.Header, error) {
-	var h transcript.Header
+func parseHeader(line []byte) (transcriptfmt.Header, error) {
+	var h transcriptfmt.Header
 	if err := json.Unmarshal(line, &h); err != nil {
 		return h, fmt.Errorf("not a session header: %w", err)
 	}
 	if h.Type != "session" {
 		return h, fmt.Errorf("not a session header (type %q)", h.Type)
 	}
-	if err := transcript.ValidSessionID(h.ID); err != nil {
+	if err := transcriptfmt.ValidSessionID(h.ID); err != nil {
 		return h, err
 	}
 	return h, nil

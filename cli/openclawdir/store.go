@@ -20,7 +20,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
 
-	"github.com/openclaw-edge/edge/engine/transcript"
+	"github.com/openclaw-edge/edge/engine/transcriptfmt"
 )
 
 // storeName is the per-agent SQLite store, under agents/<id>/agent/.
@@ -351,12 +351,12 @@ func (s *db) sessions() ([]Session, error) {
 	var out []Session
 	for _, r := range rs {
 		where := fmt.Sprintf("%s: session_windows row %q", s.file, r.id)
-		if err := transcript.ValidSessionID(r.id); err != nil {
+		if err := transcriptfmt.ValidSessionID(r.id); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
 		// The transcript's first line is its header.
 		rc := s.open(r.id)
-		line, err := readLine(bufio.NewReader(rc), transcript.MaxLineBytes)
+		line, err := readLine(bufio.NewReader(rc), transcriptfmt.MaxLineBytes)
 		rc.Close()
 		if err != nil {
 			return nil, err
