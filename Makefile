@@ -21,7 +21,7 @@ deps:
 	@$(GO) mod download
 	@models/llamacpp/install-deps.sh
 	@engine/channel/email/emailtest/install-deps.sh
-	@appliance/lan/install-deps.sh
+	@engine/pair/lan/install-deps.sh
 
 # RUNNER_VARIANT: the CPU variant of openclaw-runner built for this machine
 # (models/llamacpp/variant.go: x86-64-v4 with AVX-512, x86-64-v3 with AVX2,

@@ -25,7 +25,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/channel/imessage/imsgtest"
-	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/inbound"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -98,7 +98,7 @@ func (g *imGateway) group(sender, text string) int64 {
 // it (answered, kept as context, dropped, or queued a reply).
 func (g *imGateway) waitHandled(rowid int64) {
 	g.t.Helper()
-	store := gateway.ChannelStore(g.m.DB, "imessage", "default")
+	store := inbound.ChannelStore(g.m.DB, "imessage", "default")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		var cur struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/delivery"
-	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/inbound"
 	"github.com/openclaw-edge/edge/engine/routing"
 )
 
@@ -48,7 +48,7 @@ var builtinChannels = []string{"cli", "webchat"}
 // buildChannels builds every configured channel account. A channel this
 // build does not have (OpenClaw's telegram, discord …, or one left out
 // by a build tag) is logged and skipped: a migrated config still starts.
-func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *slog.Logger, now func() time.Time) ([]gateway.ChannelAccount, error) {
+func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *slog.Logger, now func() time.Time) ([]inbound.Account, error) {
 	mentions, err := access.CompileMentions(cfg.Messages.GroupChat.MentionPatterns)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 		names = append(names, name)
 	}
 	sort.Strings(names)
-	var out []gateway.ChannelAccount
+	var out []inbound.Account
 	for _, name := range names {
 		if slices.Contains(builtinChannels, name) {
 			continue
@@ -86,14 +86,14 @@ func buildChannels(cfg *config.Config, stateDir string, db engine.Records, log *
 				Account:  meta.ID,
 				StateDir: dir,
 				MediaDir: mediaDir,
-				Store:    gateway.ChannelStore(db, name, meta.ID),
+				Store:    inbound.ChannelStore(db, name, meta.ID),
 				Logger:   log.With("channel", name, "account", meta.ID),
 				Now:      now,
 			})
 			if err != nil {
 				return nil, fmt.Errorf("channels.%s (account %s): %w", name, meta.ID, err)
 			}
-			out = append(out, gateway.ChannelAccount{Adapter: a, Policy: pol, ChunkLimit: meta.ChunkLimit, ChunkMode: delivery.ChunkMode(meta.ChunkMode), MediaDir: mediaDir})
+			out = append(out, inbound.Account{Adapter: a, Policy: pol, ChunkLimit: meta.ChunkLimit, ChunkMode: delivery.ChunkMode(meta.ChunkMode), MediaDir: mediaDir})
 		}
 	}
 	return out, nil

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/engine/api/pair"
 	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/pair"
 )
 
 // boxFlags are the flags `run` shares with the commands that ask the

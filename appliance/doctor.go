@@ -6,7 +6,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/doctor"
-	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/localapi"
 	"github.com/openclaw-edge/edge/models/catalog"
 )
 
@@ -14,8 +14,8 @@ import (
 // model files (the registry's and those the config lists with a path) and
 // gateway.bind, session.dmScope's warnings, and the LAN listener's state (*lanSide, set once it is
 // built).
-func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanAPI) gateway.DoctorConfig {
-	return gateway.DoctorConfig{
+func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanAPI) localapi.DoctorConfig {
+	return localapi.DoctorConfig{
 		Bind: cfg.Gateway.Bind,
 		SharedMain: func() []string {
 			var out []string

@@ -15,10 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openclaw-edge/edge/appliance/lan/lantest"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/engine/api/pair"
+	"github.com/openclaw-edge/edge/engine/pair"
+	"github.com/openclaw-edge/edge/engine/pair/lan/lantest"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 

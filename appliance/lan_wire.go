@@ -15,11 +15,11 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/openclaw-edge/edge/appliance/lan"
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/api/mdns"
-	"github.com/openclaw-edge/edge/engine/api/pair"
 	"github.com/openclaw-edge/edge/engine/config"
+	"github.com/openclaw-edge/edge/engine/pair"
+	"github.com/openclaw-edge/edge/engine/pair/lan"
+	"github.com/openclaw-edge/edge/engine/pair/mdns"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 )
 

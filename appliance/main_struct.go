@@ -17,19 +17,24 @@ import (
 
 	"github.com/coreos/go-systemd/v22/daemon"
 
-	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/appliance/modelset"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/inbound"
+	"github.com/openclaw-edge/edge/engine/localapi"
+	"github.com/openclaw-edge/edge/engine/logfile"
 	"github.com/openclaw-edge/edge/engine/memory"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/engine/tool/exec"
+	"github.com/openclaw-edge/edge/engine/tool/exec/sandbox"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
 	memtool "github.com/openclaw-edge/edge/engine/tool/memory"
 	"github.com/openclaw-edge/edge/engine/workspace"
 	"github.com/openclaw-edge/edge/models/catalog"
+	"github.com/openclaw-edge/edge/models/catalog/catalogapi"
 	"github.com/openclaw-edge/edge/models/failover"
 	"github.com/openclaw-edge/edge/models/httpapi"
 	"github.com/openclaw-edge/edge/models/llamacpp"
@@ -57,6 +62,7 @@ type Main struct {
 	Location config.Location // how ConfigPath and StateDir were found
 	Config   *config.Config
 	Gateway  *gateway.Gateway
+	Inbound  *inbound.Inbound // the channel side
 	DB       *bolt.DB
 }
 
@@ -108,8 +114,74 @@ func (m *Main) resolveSocket(cfg *config.Config) {
 	}
 }
 
-// Run runs the gateway until ctx ends.
+// Run runs the gateway until ctx ends. Each phase hands the next what it
+// built through a wiring; what a phase must undo at the end it leaves on
+// the wiring's stack, so the clean-ups run in the reverse order they were
+// set up, after an error as after a stop.
 func (m *Main) Run(ctx context.Context) error {
+	wr := &wiring{}
+	defer wr.close()
+	if err := m.openState(wr); err != nil {
+		return err
+	}
+	m.buildTools(wr)
+	if err := m.buildAgents(wr); err != nil {
+		return err
+	}
+	if err := m.buildModels(wr); err != nil {
+		return err
+	}
+	if err := m.buildGateway(wr); err != nil {
+		return err
+	}
+	if err := m.serveAPI(wr); err != nil {
+		return err
+	}
+	m.startChannels(wr)
+	if err := m.wait(ctx, wr); err != nil {
+		return err
+	}
+	m.shutdown(wr)
+	return nil
+}
+
+// wiring carries what Run's phases pass each other.
+type wiring struct {
+	log     *slog.Logger
+	logFile *logfile.File
+	sb      *sandbox.Landlock
+	reg     *tool.Registry
+	mems    *memories // set once the model pool exists; the tools look it up per call
+	ags     []gateway.Agent
+
+	sessions *session.Manager
+	registry *catalog.Registry
+	pool     *llamacpp.Pool
+	resolver *modelset.Set
+	lanSide  *lanAPI      // set once the LAN API is up; read by status
+	control  http.Handler // the control API over the gateway and the channels (engine/localapi)
+
+	srv            *http.Server
+	served         chan error
+	stopLAN        context.CancelFunc
+	cancelRequests context.CancelFunc
+	serving        atomic.Bool // read by the watchdog's liveness probe
+
+	undo []func() // run last-first by close
+}
+
+// atExit queues fn to run when Run returns (as a defer in Run would).
+func (wr *wiring) atExit(fn func()) { wr.undo = append(wr.undo, fn) }
+
+// close runs the queued clean-ups, last queued first.
+func (wr *wiring) close() {
+	for i := len(wr.undo) - 1; i >= 0; i-- {
+		wr.undo[i]()
+	}
+}
+
+// openState loads the config, opens the log and the state store.
+func (m *Main) openState(wr *wiring) error {
 	if m.Stderr == nil {
 		m.Stderr = os.Stderr
 	}
@@ -123,9 +195,11 @@ func (m *Main) Run(ctx context.Context) error {
 	m.Config = cfg
 	logw, logFile, logErr := openLogFile(m.StateDir, m.Stderr)
 	if logFile != nil {
-		defer logFile.Close()
+		wr.atExit(func() { _ = logFile.Close() })
 	}
+	wr.logFile = logFile
 	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	wr.log = log
 	if logErr != nil {
 		log.Warn("no log file: `openclaw logs` will not work; the log goes to stderr only", "err", logErr)
 	}
@@ -146,11 +220,18 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	wr.atExit(func() { _ = db.Close() })
 	m.DB = db
+	return nil
+}
 
+// buildTools builds the tool registry: files, exec (sandboxed where the
+// kernel allows) and memory.
+func (m *Main) buildTools(wr *wiring) {
+	cfg, log, db := m.Config, wr.log, m.DB
 	ex := cfg.Tools.Exec
 	sb := execSandbox(log, m.StateDir, m.ConfigPath) // warns once when exec runs under policy only
+	wr.sb = sb
 	execTools := exec.Tools(exec.Config{
 		Ask:             ex.Ask,
 		Security:        ex.Security,
@@ -160,15 +241,20 @@ func (m *Main) Run(ctx context.Context) error {
 		Sandbox:         sb,
 		Allowlist:       allowlist{db},
 	})
-	defer closeTools(execTools)
-	var mems *memories // set once the model pool exists; the tools look it up per call
-	memTools := memtool.Tools(memtool.Config{Index: func(id string) *memory.Index { return mems.index(id) }, Citations: cfg.Memory.Citations})
-	reg := tool.NewRegistry(slices.Concat(fs.Tools(fs.Config{}), execTools, memTools)...)
+	wr.atExit(func() { closeTools(execTools) })
+	memTools := memtool.Tools(memtool.Config{Index: func(id string) *memory.Index { return wr.mems.index(id) }, Citations: cfg.Memory.Citations})
+	wr.reg = tool.NewRegistry(slices.Concat(fs.Tools(fs.Config{}), execTools, memTools)...)
+}
 
+// buildAgents resolves the agents, seeds their workspaces and opens the
+// session manager.
+func (m *Main) buildAgents(wr *wiring) error {
+	cfg, log, db, sb, reg := m.Config, wr.log, m.DB, wr.sb, wr.reg
 	ags, err := agents(cfg, reg)
 	if err != nil {
 		return fmt.Errorf("config rejected, nothing was started: %w", err)
 	}
+	wr.ags = ags
 	for _, a := range ags {
 		if err := os.MkdirAll(a.Workspace, 0o700); err != nil {
 			return fmt.Errorf("create workspace of agent %s: %w", a.ID, err)
@@ -189,8 +275,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if reset.Mode == "none" {
 		idle = 0
 	}
-	sessions := session.NewManager(db, session.Config{DailyResetHour: &daily, IdleMinutes: idle, Location: loc, Now: m.Now})
+	wr.sessions = session.NewManager(db, session.Config{DailyResetHour: &daily, IdleMinutes: idle, Location: loc, Now: m.Now})
+	return nil
+}
 
+// buildModels opens the model registry, the local runner pool, the memory
+// indexes and the model resolver.
+func (m *Main) buildModels(wr *wiring) error {
+	cfg, log, db, ags := m.Config, wr.log, m.DB, wr.ags
 	lr := cfg.LocalRunner()
 	modelsDir := lr.ModelsDir
 	if modelsDir == "" {
@@ -200,6 +292,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("model registry: %w", err)
 	}
+	wr.registry = registry
 	keepAlive := lr.KeepAlive
 	if keepAlive == 0 {
 		keepAlive = time.Nanosecond // "0": unload right after each reply
@@ -210,34 +303,36 @@ func (m *Main) Run(ctx context.Context) error {
 		CacheBudgetMB: int(lr.CacheBudget >> 20),
 		Logger:        log,
 	})
-	defer pool.Close()
-	mems = newMemories(cfg, m.StateDir, ags, registry, pool, log)
-	defer mems.close()
+	wr.pool = pool
+	wr.atExit(pool.Close)
+	mems := newMemories(cfg, m.StateDir, ags, registry, pool, log)
+	wr.mems = mems
+	wr.atExit(mems.close)
 	mems.hookSessions(ags)
-	resolver := &models{
-		cfg: cfg, pool: pool, registry: registry, log: log,
-		client:    httpapi.NewClient(),
-		providers: make(map[string]failover.Model),
+	wr.resolver = modelset.New(modelset.Config{
+		Config: cfg, Pool: pool, Registry: registry, Log: log,
+		Client: httpapi.NewClient(),
 		// Read-modify-write of a cooldown is one bbolt transaction.
-		cooldowns: failover.JSONUpdateStore(
+		Cooldowns: failover.JSONUpdateStore(
 			func(k string, v any) (bool, error) { return db.GetJSON(bolt.BucketCooldowns, k, v) },
 			func(k string, v any) error { return db.PutJSON(bolt.BucketCooldowns, k, v) },
 			func(k string, v any, fn func(bool) (bool, error)) error {
 				return db.Update(bolt.BucketCooldowns, k, v, fn)
 			}),
-	}
+	})
+	return nil
+}
 
+// buildGateway builds the channels and the gateway, and closes the turns
+// a crash left open.
+func (m *Main) buildGateway(wr *wiring) error {
+	cfg, log, db, sb, reg, ags := m.Config, wr.log, m.DB, wr.sb, wr.reg, wr.ags
+	ex, sessions, registry, pool, resolver, logFile := cfg.Tools.Exec, wr.sessions, wr.registry, wr.pool, wr.resolver, wr.logFile
 	chans, err := buildChannels(cfg, m.StateDir, db, log, m.Now)
 	if err != nil {
 		return err
 	}
-	var lanSide *lanAPI // set once the LAN API is up; read by status
 	gw, err := gateway.New(gateway.Config{
-		Channels:     chans,
-		Records:      db,
-		Bindings:     routingBindings(cfg.Bindings),
-		DMScope:      cfg.Session.DMScope,
-		Owners:       cfg.Commands.OwnerAllowFrom,
 		Agents:       ags,
 		DefaultAgent: cfg.DefaultAgentID(),
 		MainKey:      cfg.Session.MainKey,
@@ -246,9 +341,9 @@ func (m *Main) Run(ctx context.Context) error {
 		Models:       resolver,
 		Status: func(st *api.Status) {
 			sandboxStatus(sb, st)
-			st.MissingModels = resolver.missingModels(ags)
-			if lanSide != nil {
-				lanSide.Status(st)
+			st.MissingModels = resolver.MissingModels(ags)
+			if wr.lanSide != nil {
+				wr.lanSide.Status(st)
 			}
 			for _, l := range pool.Loaded() {
 				st.Runners = append(st.Runners, api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
@@ -263,16 +358,46 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:          log,
 		StateWarning:    db.Degraded,
 		Allowlist:       allowlist{db},
-		Doctor:          doctorConfig(cfg, registry, &lanSide),
-		Logs:            logFile,
-		ConfigFile:      m.ConfigPath,
-		ConfigHow:       m.Location.How(),
-		ConfigNewFile:   filepath.Join(m.StateDir, "openclaw.json"),
 	})
 	if err != nil {
 		return err
 	}
 	m.Gateway = gw
+	in, err := inbound.New(gw, inbound.Config{
+		Channels: chans,
+		Records:  db,
+		Bindings: routingBindings(cfg.Bindings),
+		DMScope:  cfg.Session.DMScope,
+		Owners:   cfg.Commands.OwnerAllowFrom,
+		StateDir: m.StateDir,
+		Logger:   log,
+		Now:      m.Now,
+	})
+	if err != nil {
+		return err
+	}
+	m.Inbound = in
+	// The paired devices' record, which the control API serves; the TLS
+	// listener for them starts with the socket (serveAPI).
+	lanSide, err := newLAN(cfg, m.StateDir, db, log)
+	if err != nil {
+		return err
+	}
+	wr.lanSide = lanSide
+	wr.control = localapi.New(gw, in, localapi.Config{
+		Doctor:        doctorConfig(cfg, registry, &wr.lanSide),
+		Logs:          logFile,
+		ConfigFile:    m.ConfigPath,
+		ConfigHow:     m.Location.How(),
+		ConfigNewFile: filepath.Join(m.StateDir, "openclaw.json"),
+		StateDir:      m.StateDir,
+		Socket:        m.Socket,
+		Logger:        log,
+		Now:           m.Now,
+		Memory:        memoryLookup(cfg, wr.mems),
+		Models:        catalogapi.New(registry, catalogapi.Options{}),
+		Devices:       lanSide.srv,
+	})
 	if w := db.Degraded(); w != "" {
 		log.Error(w)
 	}
@@ -284,90 +409,91 @@ func (m *Main) Run(ctx context.Context) error {
 	} else if n > 0 {
 		log.Warn("closed turns that a crash interrupted", "count", n)
 	}
+	return nil
+}
 
+// serveAPI serves the control API on the socket and, for paired devices,
+// on the LAN.
+func (m *Main) serveAPI(wr *wiring) error {
+	cfg, log, lanSide := m.Config, wr.log, wr.lanSide
 	ln, err := listenUnix(m.Socket)
 	if err != nil {
 		return err
 	}
 	ln = limitListener(ln, maxConns)
-	mux := http.NewServeMux()
-	modelsAPI := catalog.Handler(registry, catalog.HandlerOptions{})
-	mux.Handle(api.PathModels, modelsAPI)
-	mux.Handle(api.PathModels+"/", modelsAPI)
-	mux.Handle("/", gw.Handler())
-	memAPI := memory.Handler(func(agent string) (*memory.Index, string, error) {
-		if agent == "" {
-			agent = cfg.DefaultAgentID()
-		}
-		if _, ok := cfg.Agent(agent); !ok {
-			return nil, agent, fmt.Errorf("no agent %q is configured", agent)
-		}
-		return mems.index(agent), agent, nil
-	})
-	for _, p := range []string{api.PathMemoryStatus, api.PathMemoryIndex, api.PathMemorySearch} {
-		mux.Handle(p, memAPI)
-	}
-	// The TLS API for paired devices serves this same mux (through the
-	// device check); the socket also makes pairing codes and manages devices.
-	lanSide, err = newLAN(cfg, m.StateDir, db, log)
-	if err != nil {
-		return err
-	}
-	for _, p := range []string{api.PathPairCode, api.PathDevices, api.PathDeviceRevoke, api.PathDeviceRename, api.PathDeviceRole, api.PathWhoAmI} {
-		mux.Handle(p, lanSide.srv.LocalHandler())
-	}
 	lanCtx, stopLAN := context.WithCancel(context.Background())
-	defer stopLAN()
+	wr.stopLAN = stopLAN
+	wr.atExit(stopLAN)
 	// Requests (a model pull) end when the gateway stops; a cut pull
 	// resumes from its .part file next time.
 	baseCtx, cancelRequests := context.WithCancel(context.Background())
-	defer cancelRequests()
-	srv := apiServer(mux, log, baseCtx)
+	wr.cancelRequests = cancelRequests
+	wr.atExit(cancelRequests)
+	// The socket and, through the device check, the TLS API for paired
+	// devices serve the one control API.
+	srv := apiServer(wr.control, log, baseCtx)
+	wr.srv = srv
 	served := make(chan error, 1)
-	var serving atomic.Bool // read by the watchdog's liveness probe
+	wr.served = served
+	serving := &wr.serving
 	serving.Store(true)
 	go func() { served <- srv.Serve(ln); serving.Store(false) }()
-	defer os.Remove(m.Socket)
+	wr.atExit(func() { _ = os.Remove(m.Socket) })
 
-	lanSide.listen(lanCtx, cfg, mux, log, baseCtx)
-	defer func() { _ = lanSide.http.Close() }() // after an early return; Shutdown below is the orderly way
+	lanSide.listen(lanCtx, cfg, wr.control, log, baseCtx)
+	wr.atExit(func() { _ = lanSide.http.Close() }) // after an early return; Shutdown below is the orderly way
+	return nil
+}
 
+// startChannels starts the channels and the memory watcher, tells systemd
+// the gateway is ready and starts its watchdog.
+func (m *Main) startChannels(wr *wiring) {
+	log, db, mems, ags, resolver := wr.log, m.DB, wr.mems, wr.ags, wr.resolver
 	// Channels after the API: a message that arrives now is answered by a
 	// gateway that can already be asked about it.
 	chanCtx, stopChannels := context.WithCancel(context.Background())
-	defer stopChannels()
+	wr.atExit(stopChannels)
 	memCtx, stopMemory := context.WithCancel(context.Background())
-	defer stopMemory()
+	wr.atExit(stopMemory)
 	mems.watch(memCtx)
-	if err := gw.StartChannels(chanCtx); err != nil {
+	if err := m.Inbound.Start(chanCtx); err != nil {
 		log.Error("channels could not start; the gateway serves the CLI only", "err", err)
 	}
 	if _, err := daemon.SdNotify(false, daemon.SdNotifyReady); err != nil {
 		log.Warn("sd_notify READY failed", "err", err)
 	}
-	stopWatchdog := watchdog(log, liveness(&serving, db.Bolt()))
-	defer stopWatchdog()
+	stopWatchdog := watchdog(log, liveness(&wr.serving, db.Bolt()))
+	wr.atExit(stopWatchdog)
 
 	defAgent := ags[0]
 	log.Info("gateway ready", "version", version, "socket", m.Socket, "state", m.StateDir, "config", orDefaults(m.ConfigPath), "config_found", m.Location.How(), "agent", defAgent.ID, "model", orNone(defAgent.Model), "workspace", defAgent.Workspace)
 	if defAgent.Model == "" {
 		log.Warn(strings.Join(strings.Fields(gateway.NoModelHelp), " "))
 	} else if _, _, _, err := resolver.Resolve([]string{defAgent.Model}, nil); err != nil {
-		log.Warn("the default model cannot answer yet: " + userText(err))
+		log.Warn("the default model cannot answer yet: " + modelset.UserText(err))
 	}
 	if m.Ready != nil {
 		m.Ready(m)
 	}
+}
 
+// wait blocks until ctx ends or the control API stops on its own.
+func (m *Main) wait(ctx context.Context, wr *wiring) error {
 	select {
 	case <-ctx.Done():
-	case err := <-served:
+	case err := <-wr.served:
 		if !errors.Is(err, http.ErrServerClosed) {
 			return fmt.Errorf("control API stopped: %w", err)
 		}
 	}
+	return nil
+}
+
+// shutdown stops the gateway in order: channels, turns, the LAN, the API.
+func (m *Main) shutdown(wr *wiring) {
+	log, gw, lanSide, srv := wr.log, m.Gateway, wr.lanSide, wr.srv
 	_, _ = daemon.SdNotify(false, daemon.SdNotifyStopping) // best effort: not under systemd
-	cancelRequests()
+	wr.cancelRequests()
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	// Turns first: a turn's stream keeps its connection busy, so the
@@ -375,11 +501,11 @@ func (m *Main) Run(ctx context.Context) error {
 	// transcripts with a visible "stopped" entry.
 	// Channels first: no new message is taken; what is in flight stays in
 	// the inbox and outbox for the next start.
-	gw.StopChannels()
+	m.Inbound.Stop()
 	if err := gw.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown are left to the next start", "err", err)
 	}
-	stopLAN()
+	wr.stopLAN()
 	if err := lanSide.shutdown(shutdown); err != nil {
 		log.Warn("LAN requests still running at shutdown were cut", "err", err)
 	}
@@ -387,7 +513,6 @@ func (m *Main) Run(ctx context.Context) error {
 		log.Warn("turns still running at shutdown were cut", "err", err)
 	}
 	log.Info("gateway stopped")
-	return nil
 }
 
 // closeTools stops what tools keep running (background exec processes).
@@ -426,12 +551,3 @@ func orDefaults(s string) string {
 }
 
 var _ net.Listener = (*peerListener)(nil)
-
-// userText is the message of a model error without its kind prefix.
-func userText(err error) string {
-	var me *engine.ModelError
-	if errors.As(err, &me) && me.Message != "" {
-		return me.Message
-	}
-	return err.Error()
-}

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 
+	"github.com/openclaw-edge/edge/appliance/modelset"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/models/llamacpp"
 )
@@ -15,7 +16,7 @@ func runnerStatus(st *api.Status, pool *llamacpp.Pool) {
 	rep, err := pool.Report()
 	st.CPUFeatures, st.BestVariant = rep.CPUFeatures, rep.Best
 	if err != nil {
-		st.LocalRunnerError = userText(err)
+		st.LocalRunnerError = modelset.UserText(err)
 		return
 	}
 	for _, b := range rep.Builds {

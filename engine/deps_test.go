@@ -67,17 +67,39 @@ func TestImportRules(t *testing.T) {
 		"engine/delivery": {"engine/gateway", "engine/store", "engine/session", "models/"},
 		"engine/config":   {"engine/gateway", "engine/channel", "engine/store", "models/"},
 		"engine/api":      {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "models/"},
-		"engine/gateway":  {"models/", "appliance"},
+		// The turn core: runner, lanes, budget, compaction, commands,
+		// approvals. Channel messages reach it through RunTurn
+		// (engine/inbound), the control API through its exported calls
+		// (engine/localapi); it knows neither, nor channels, access
+		// control, the config file or the doctor. (Its test fakes,
+		// engine/gateway/gatewaytest, are exempt: see testSupport.)
+		"engine/gateway": {"models/", "appliance", "engine/inbound", "engine/outbox", "engine/localapi", "engine/channel", "engine/access", "engine/config", "engine/doctor", "engine/routing", "engine/pair"},
+		// The channel side: inbox, dedup, per-chat workers, access,
+		// routing, pairing codes; it hands turns to the gateway and replies
+		// to the outbox, and never serves HTTP or sees a model or adapter.
+		"engine/inbound": {"engine/localapi", "models/", "appliance", "cli", "engine/store", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		// The durable outbox: the store and the adapters it is handed.
+		"engine/outbox": {"engine/gateway", "engine/inbound", "engine/localapi", "engine/agent", "engine/tool", "engine/routing", "models/", "appliance", "cli", "engine/store"},
+		// The control API's handlers translate HTTP to calls: no models,
+		// no store (only appliance imports them).
+		"engine/localapi": {"models/", "engine/store", "appliance", "cli"},
 		"engine/logfile":  {"engine/"},
 		// Seeding a workspace writes our templates, nothing more.
 		"engine/workspace": {"engine/", "models/", "appliance", "cli"},
 		// The memory index reads files and calls embedders through its own
 		// interfaces: never the gateway, sessions, the store, tools,
 		// channels or a model provider (the wiring passes those in).
-		"engine/memory":     {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
-		"engine/doctor":     {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
-		"models/":           {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
-		"cli":               {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance"},
+		"engine/memory": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
+		"engine/doctor": {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
+		"models/":       {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
+		"cli":           {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance", "engine/pair/lan", "engine/localapi"},
+		// Pairing, one tree: the protocol (engine/pair) and discovery
+		// (engine/pair/mdns), which the CLI links for its side, and the
+		// gateway's TLS listener (engine/pair/lan, the LAN side's
+		// authentication layer), which the CLI must not link. None of it
+		// reaches the turn core, storage, tools, channels, models or the
+		// handlers behind it (it learns records through engine.Records).
+		"engine/pair":       {"engine/gateway", "engine/inbound", "engine/outbox", "engine/localapi", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/agent", "models/", "appliance", "cli"},
 		"engine/transcript": {"engine/store", "engine/session", "engine/gateway"},
 		// Channel adapters translate platform events only: they never see
 		// policy, routing, sessions, the store, tools, models or each other
@@ -89,19 +111,33 @@ func TestImportRules(t *testing.T) {
 		"engine/access/identity": {"engine/", "models/", "appliance", "cli"},
 		"engine/access":          {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
 		// The OpenClaw state-dir reader (linked by the CLI) reads foreign
-		// files only: the vocabulary and the pure transcript format, nothing
-		// else of ours.
-		"cli/openclawdir": {"engine/access", "engine/agent", "engine/api", "engine/channel", "engine/config", "engine/delivery", "engine/doctor", "engine/gateway", "engine/logfile", "engine/memory", "engine/policy", "engine/prompt", "engine/routing", "engine/session", "engine/store", "engine/tool", "models/", "appliance", "cli/command"},
+		// files only: the vocabulary and the transcript line format
+		// (engine/transcriptfmt), nothing else of ours — not even
+		// engine/transcript's tree and context code ("engine/transcript/"
+		// bans it and what is under it, not engine/transcriptfmt).
+		"cli/openclawdir": {"engine/access", "engine/agent", "engine/api", "engine/channel", "engine/config", "engine/delivery", "engine/doctor", "engine/gateway", "engine/logfile", "engine/memory", "engine/policy", "engine/prompt", "engine/routing", "engine/session", "engine/store", "engine/tool", "engine/transcript/", "models/", "appliance", "cli/command"},
+		// The transcript line format the CLI shares with the engine: a leaf
+		// (standard library only, checked by TestLeavesAreStandardLibrary).
+		"engine/transcriptfmt": {"engine/", "models/", "appliance", "cli"},
 		// Routing builds session keys from ids in access's canonical form
 		// (access.Canonical, the one identity rule; access brings the
 		// channel vocabulary, never an adapter); access never imports
 		// routing.
 		"engine/routing": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "models/"},
+		// The model resolver builds provider clients only: no channel side,
+		// no storage (cooldowns come as a failover.Store), no memory or exec.
+		"appliance/modelset": {"engine/inbound", "engine/outbox", "engine/localapi", "engine/channel", "engine/store", "engine/memory", "engine/tool/exec", "cli"},
 	}
+	// testSupport are test-fake packages under a rule's prefix that play
+	// the parts the rule keeps out (gatewaytest is a channel adapter).
+	testSupport := map[string]string{"engine/gateway/gatewaytest": "engine/gateway"}
 	for _, p := range pkgs {
 		from := rel(p.ImportPath)
 		for prefix, bans := range forbidden {
 			if from != strings.TrimSuffix(prefix, "/") && !strings.HasPrefix(from, prefix) {
+				continue
+			}
+			if testSupport[from] == prefix {
 				continue
 			}
 			for _, d := range p.Deps {
@@ -123,6 +159,54 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// TestDomainSpeaksNoWire: the memory index and the model registry know
+// nothing of the control API's wire types (engine/api) or its handlers;
+// where their types meet the wire's, an adapter converts (appliance's
+// memory_api.go, models/catalog/catalogapi). The index serves no HTTP at
+// all. Exact packages: a prefix rule of TestImportRules would take
+// catalogapi in too.
+func TestDomainSpeaksNoWire(t *testing.T) {
+	pkgs := listPackages(t, module+"/engine/memory", module+"/models/catalog")
+	if len(pkgs) != 2 {
+		t.Fatalf("go list found %d packages, want engine/memory and models/catalog", len(pkgs))
+	}
+	for _, p := range pkgs {
+		for _, d := range p.Deps {
+			if d == module+"/engine/api" || strings.HasPrefix(d, module+"/engine/localapi") {
+				t.Errorf("%s depends on %s", rel(p.ImportPath), rel(d))
+			}
+			if p.ImportPath == module+"/engine/memory" && d == "net/http" {
+				t.Errorf("engine/memory depends on net/http: the control API's memory routes are engine/localapi's")
+			}
+		}
+	}
+}
+
+// TestHTTPStaysInTheHandlers: the turn core, the channel side and the
+// outbox import no HTTP serving code; the control API is engine/localapi's
+// (only appliance imports it).
+func TestHTTPStaysInTheHandlers(t *testing.T) {
+	pkgs := listPackages(t, module+"/...")
+	for _, p := range []string{"engine/gateway", "engine/inbound", "engine/outbox"} {
+		for _, imp := range pkgs[module+"/"+p].Imports {
+			if imp == "net/http" || imp == "net/http/httptest" {
+				t.Errorf("%s imports %s: handlers belong in engine/localapi", p, imp)
+			}
+		}
+	}
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		if from == "appliance" || strings.HasPrefix(from, "engine/localapi") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if imp == module+"/engine/localapi" {
+				t.Errorf("%s imports engine/localapi; only the wiring (appliance) may", from)
+			}
+		}
+	}
+}
+
 // TestVocabularyIsStandardLibrary: the engine package imports only std.
 func TestVocabularyIsStandardLibrary(t *testing.T) {
 	pkgs := listPackages(t, "-deps", module+"/engine")
@@ -135,10 +219,11 @@ func TestVocabularyIsStandardLibrary(t *testing.T) {
 
 // TestLeavesAreStandardLibrary: packages that every side links (package
 // config, and with it the CLI, checks the owner's ids with
-// engine/access/identity, the rules the gateway matches them with) import
-// only the standard library.
+// engine/access/identity, the rules the gateway matches them with; the
+// CLI's OpenClaw reader and engine/transcript share engine/transcriptfmt)
+// import only the standard library.
 func TestLeavesAreStandardLibrary(t *testing.T) {
-	for _, leaf := range []string{"engine/access/identity"} {
+	for _, leaf := range []string{"engine/access/identity", "engine/transcriptfmt"} {
 		for _, p := range listPackages(t, "-deps", module+"/"+leaf) {
 			if !p.Standard && p.ImportPath != module+"/"+leaf {
 				t.Errorf("%s depends on %s; it may import only the standard library", leaf, p.ImportPath)
@@ -181,6 +266,15 @@ func TestCLIDeps(t *testing.T) {
 		if strings.Contains(p.ImportPath, "bbolt") || strings.Contains(p.ImportPath, "bleve") || strings.Contains(p.ImportPath, "llama") ||
 			strings.Contains(p.ImportPath, "whatsmeow") || strings.Contains(p.ImportPath, "go-imap") {
 			t.Errorf("the CLI links %s", p.ImportPath)
+		}
+		// The OpenClaw reader links, of ours, the transcript line format
+		// and the vocabulary only: a new package it imports must be as pure.
+		if p.ImportPath == module+"/cli/openclawdir" {
+			for _, d := range p.Deps {
+				if strings.HasPrefix(d, module+"/") && d != module+"/engine/transcriptfmt" && d != module+"/engine" {
+					t.Errorf("cli/openclawdir depends on %s; it may link only engine/transcriptfmt and the vocabulary of ours", rel(d))
+				}
+			}
 		}
 		if !strings.HasPrefix(p.ImportPath, module+"/") || p.ImportPath == module+"/cli/openclawdir" {
 			continue

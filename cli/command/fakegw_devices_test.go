@@ -9,7 +9,7 @@ import (
 )
 
 // fakeDevice is the one paired device of the fake gateway; its role
-// changes with POST /v1/devices/role as the real one's (appliance/lan).
+// changes with POST /v1/devices/role as the real one's (engine/pair/lan).
 var fakeDevice = api.Device{ID: "7KQ2-M4PX-9ZTR", Name: "tablet\x1b[2J", Fingerprint: "ab12", Role: api.RoleOperator, CreatedAt: time.Date(2026, 6, 1, 9, 0, 0, 0, time.UTC)}
 
 func init() {

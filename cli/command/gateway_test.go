@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openclaw-edge/edge/cli/service"
 	"github.com/openclaw-edge/edge/systemd"
 )
 
@@ -41,7 +42,7 @@ func (f *fakeRunner) lines() []string {
 
 // fakeMachine is a machine under a temporary root: systemd running (for
 // Linux), openclaw and openclaw-gateway in /usr/local/bin.
-func fakeMachine(t *testing.T, goos string, uid int) (*serviceOS, *fakeRunner) {
+func fakeMachine(t *testing.T, goos string, uid int) (*service.OS, *fakeRunner) {
 	t.Helper()
 	root := t.TempDir()
 	if goos == "linux" {
@@ -50,13 +51,13 @@ func fakeMachine(t *testing.T, goos string, uid int) (*serviceOS, *fakeRunner) {
 	must(t, os.MkdirAll(filepath.Join(root, "usr/local/bin"), 0o755))
 	must(t, os.WriteFile(filepath.Join(root, "usr/local/bin/openclaw-gateway"), []byte("#!/bin/sh\n"), 0o755))
 	r := &fakeRunner{outputs: map[string]string{}, fail: map[string]bool{}}
-	o := &serviceOS{
+	o := &service.OS{
 		GOOS: goos, Root: root, UID: uid, Home: "/Users/alice", Runner: r,
 		Executable: func() (string, error) { return "/usr/local/bin/openclaw", nil },
 		LookPath:   func(string) (string, error) { return "", errors.New("not in $PATH") },
 	}
 	old := newServiceOS
-	newServiceOS = func() *serviceOS { return o }
+	newServiceOS = func() *service.OS { return o }
 	t.Cleanup(func() { newServiceOS = old })
 	return o, r
 }
@@ -93,9 +94,9 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func readRoot(t *testing.T, o *serviceOS, p string) string {
+func readRoot(t *testing.T, o *service.OS, p string) string {
 	t.Helper()
-	b, err := os.ReadFile(o.path(p))
+	b, err := os.ReadFile(o.Path(p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestGatewayInstallLinux(t *testing.T) {
 	if got := readRoot(t, o, usersPath); got != string(systemd.Sysusers()) {
 		t.Errorf("sysusers written:\n%s", got)
 	}
-	if fi, err := os.Stat(o.path(unitPath)); err != nil || fi.Mode().Perm() != 0o644 {
+	if fi, err := os.Stat(o.Path(unitPath)); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("unit mode %v, %v; want 0644", fi.Mode(), err)
 	}
 	want := []string{
@@ -149,15 +150,15 @@ func TestGatewayInstallLinux(t *testing.T) {
 
 func TestGatewayInstallNeverClobbers(t *testing.T) {
 	o, r := fakeMachine(t, "linux", 0)
-	must(t, os.MkdirAll(filepath.Dir(o.path(unitPath)), 0o755))
+	must(t, os.MkdirAll(filepath.Dir(o.Path(unitPath)), 0o755))
 	mine := "[Service]\nExecStart=/opt/mine\n"
-	must(t, os.WriteFile(o.path(unitPath), []byte(mine), 0o644))
+	must(t, os.WriteFile(o.Path(unitPath), []byte(mine), 0o644))
 
 	code, out, errOut := runCLI("gateway", "install")
 	if code != 1 || !strings.Contains(errOut, unitPath+" already exists and differs") || !strings.Contains(errOut, "--force") {
 		t.Fatalf("install over a different unit: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if readRoot(t, o, unitPath) != mine || len(r.ran) > 0 || o.exists(usersPath) {
+	if readRoot(t, o, unitPath) != mine || len(r.ran) > 0 || o.Exists(usersPath) {
 		t.Fatalf("a refused install changed something: ran %q", r.lines())
 	}
 
@@ -179,22 +180,22 @@ func TestGatewayInstallNeverClobbers(t *testing.T) {
 func TestGatewayInstallRefusals(t *testing.T) {
 	tests := []struct {
 		name   string
-		setup  func(*serviceOS)
+		setup  func(*service.OS)
 		args   []string
 		stderr string
 	}{
-		{"not root", func(o *serviceOS) { o.UID = 1000 }, nil, "needs root: run `sudo openclaw gateway install`"},
-		{"no systemd", func(o *serviceOS) { must(t, os.RemoveAll(o.path("/run/systemd"))) }, nil, "systemd is not running on this machine"},
-		{"binary in a home", func(o *serviceOS) {
-			must(t, os.MkdirAll(o.path("/home/alice/edge/bin"), 0o755))
-			must(t, os.WriteFile(o.path("/home/alice/edge/bin/openclaw-gateway"), nil, 0o755))
+		{"not root", func(o *service.OS) { o.UID = 1000 }, nil, "needs root: run `sudo openclaw gateway install`"},
+		{"no systemd", func(o *service.OS) { must(t, os.RemoveAll(o.Path("/run/systemd"))) }, nil, "systemd is not running on this machine"},
+		{"binary in a home", func(o *service.OS) {
+			must(t, os.MkdirAll(o.Path("/home/alice/edge/bin"), 0o755))
+			must(t, os.WriteFile(o.Path("/home/alice/edge/bin/openclaw-gateway"), nil, 0o755))
 		}, []string{"--binary", "/home/alice/edge/bin/openclaw-gateway"}, "ProtectHome=yes"},
-		{"binary not executable", func(o *serviceOS) { must(t, os.Chmod(o.path("/usr/local/bin/openclaw-gateway"), 0o644)) }, nil, "cannot find openclaw-gateway beside openclaw or in $PATH"},
-		{"binary path a unit cannot hold", func(o *serviceOS) {
-			must(t, os.MkdirAll(o.path("/opt/my apps"), 0o755))
-			must(t, os.WriteFile(o.path("/opt/my apps/openclaw-gateway"), nil, 0o755))
+		{"binary not executable", func(o *service.OS) { must(t, os.Chmod(o.Path("/usr/local/bin/openclaw-gateway"), 0o644)) }, nil, "cannot find openclaw-gateway beside openclaw or in $PATH"},
+		{"binary path a unit cannot hold", func(o *service.OS) {
+			must(t, os.MkdirAll(o.Path("/opt/my apps"), 0o755))
+			must(t, os.WriteFile(o.Path("/opt/my apps/openclaw-gateway"), nil, 0o755))
 		}, []string{"--binary", "/opt/my apps/openclaw-gateway"}, "would expand or split on"},
-		{"windows", func(o *serviceOS) { o.GOOS = "windows" }, nil, "not a windows service"},
+		{"windows", func(o *service.OS) { o.GOOS = "windows" }, nil, "not a windows service"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,7 +205,7 @@ func TestGatewayInstallRefusals(t *testing.T) {
 			if code != 1 || !strings.Contains(errOut, tt.stderr) {
 				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errOut, tt.stderr)
 			}
-			if len(r.ran) > 0 || o.exists(unitPath) {
+			if len(r.ran) > 0 || o.Exists(unitPath) {
 				t.Fatalf("a refused install changed something: ran %q", r.lines())
 			}
 		})
@@ -218,7 +219,7 @@ func TestGatewayInstallDryRunNotRoot(t *testing.T) {
 	if code != 0 || !strings.HasPrefix(out, "dry run: nothing is changed") || !strings.Contains(out, "write  "+unitPath+" (new)") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if len(r.ran) > 0 || o.exists(unitPath) {
+	if len(r.ran) > 0 || o.Exists(unitPath) {
 		t.Fatalf("a dry run changed something: ran %q", r.lines())
 	}
 }
@@ -228,7 +229,7 @@ func TestGatewayUninstallLinux(t *testing.T) {
 	if code, _, errOut := runCLI("gateway", "install"); code != 0 {
 		t.Fatal(errOut)
 	}
-	must(t, os.MkdirAll(o.path(systemd.StateDir), 0o700))
+	must(t, os.MkdirAll(o.Path(systemd.StateDir), 0o700))
 	r.ran = nil
 	code, out, errOut := runCLI("gateway", "uninstall")
 	if code != 0 {
@@ -239,7 +240,7 @@ func TestGatewayUninstallLinux(t *testing.T) {
 	if !slices.Equal(r.lines(), want) {
 		t.Errorf("ran %q\nwant %q", r.lines(), want)
 	}
-	if o.exists(unitPath) || o.exists(usersPath) || !o.exists(systemd.StateDir) {
+	if o.Exists(unitPath) || o.Exists(usersPath) || !o.Exists(systemd.StateDir) {
 		t.Error("uninstall must remove the unit and the sysusers entry and keep the state")
 	}
 
@@ -260,9 +261,9 @@ func TestGatewayStatusLinux(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var st serviceStatus
+	var st service.Status
 	must(t, json.Unmarshal([]byte(out), &st))
-	want := serviceStatus{Manager: "systemd", Unit: "openclaw-gateway.service", File: unitPath, Installed: true, Enabled: "enabled",
+	want := service.Status{Manager: "systemd", Unit: "openclaw-gateway.service", File: unitPath, Installed: true, Enabled: "enabled",
 		Active: "active", Sub: "running", PID: 4242, Since: "Tue 2026-11-24 10:00:00 UTC", Restarts: 1, Result: "watchdog"}
 	if st != want {
 		t.Errorf("status %+v\nwant %+v", st, want)
@@ -323,7 +324,7 @@ func TestGatewayLaunchd(t *testing.T) {
 	}
 	golden(t, "install_darwin.txt", out)
 	golden(t, "ai.openclaw-edge.gateway.plist", readRoot(t, o, plist))
-	if fi, err := os.Stat(o.path("/Users/alice/.openclaw-edge/logs")); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(o.Path("/Users/alice/.openclaw-edge/logs")); err != nil || !fi.IsDir() {
 		t.Errorf("logs dir: %v", err)
 	}
 	want := []string{"launchctl print " + target, "launchctl enable " + target, "launchctl bootstrap gui/501 " + plist}
@@ -335,7 +336,7 @@ func TestGatewayLaunchd(t *testing.T) {
 	delete(r.fail, "launchctl print "+target)
 	r.outputs["launchctl print "+target] = "gui/501/ai.openclaw-edge.gateway = {\n\tactive count = 1\n\tstate = running\n\tpid = 777\n\truns = 2\n\tlast exit code = (never exited)\n}\n"
 	code, out, _ = runCLI("gateway", "status", "--json")
-	var st serviceStatus
+	var st service.Status
 	if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
 		t.Fatalf("status: %d %s", code, out)
 	}
@@ -354,7 +355,7 @@ func TestGatewayLaunchd(t *testing.T) {
 	}
 
 	// An existing different plist is kept without --force.
-	must(t, os.WriteFile(o.path(plist), []byte("<plist/>"), 0o644))
+	must(t, os.WriteFile(o.Path(plist), []byte("<plist/>"), 0o644))
 	if code, _, errOut := runCLI("gateway", "install"); code != 1 || !strings.Contains(errOut, "already exists and differs") {
 		t.Fatalf("install over a different plist: %d %s", code, errOut)
 	}
@@ -369,7 +370,7 @@ func TestGatewayLaunchd(t *testing.T) {
 
 	r.ran = nil
 	code, out, errOut = runCLI("gateway", "uninstall")
-	if code != 0 || o.exists(plist) || !strings.Contains(out, "state kept in /Users/alice/.openclaw-edge") {
+	if code != 0 || o.Exists(plist) || !strings.Contains(out, "state kept in /Users/alice/.openclaw-edge") {
 		t.Fatalf("uninstall: %d\n%s%s", code, out, errOut)
 	}
 	if !slices.Equal(r.lines(), []string{"launchctl print " + target, "launchctl bootout " + target}) {

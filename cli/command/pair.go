@@ -15,7 +15,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/engine/api/mdns"
+	"github.com/openclaw-edge/edge/engine/pair/mdns"
 )
 
 // pairResult is `openclaw pair --json`'s object.

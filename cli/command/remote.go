@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/openclaw-edge/edge/engine/api/client"
-	"github.com/openclaw-edge/edge/engine/api/pair"
+	"github.com/openclaw-edge/edge/engine/pair"
 )
 
 // pairedGateway is one gateway this CLI paired with.

@@ -1,17 +1,16 @@
 package command
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/openclaw-edge/edge/cli/atomicfile"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 )
@@ -201,7 +200,7 @@ one no key points at any more: a session that an import with --key or
 			if out == "" || out == "-" {
 				return export(a.stdout)
 			}
-			return writeFileAtomic(out, export)
+			return atomicfile.Write(out, export)
 		},
 	}
 	cmd.Flags().StringVar(&id, "id", "", "export the transcript with this session `ID` (also one no key points at any more)")
@@ -209,35 +208,6 @@ one no key points at any more: a session that an import with --key or
 	cmd.Flags().StringVar(&format, "format", "v4", "transcript version to write: v4 or v3")
 	cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]cobra.Completion{"v4", "v3"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
-}
-
-// writeFileAtomic writes path through a temporary file in the same
-// directory, renamed into place only when write succeeded.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	defer os.Remove(f.Name()) // after a successful rename there is nothing to remove
-	bw := bufio.NewWriter(f)
-	if err := write(bw); err != nil {
-		f.Close()
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(f.Name(), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }
 
 func (a *app) sessionsImportCmd() *cobra.Command {

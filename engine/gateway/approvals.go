@@ -29,8 +29,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -38,7 +36,6 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/tool"
-	"github.com/openclaw-edge/edge/engine/tool/exec"
 )
 
 // Allowlist is the persisted per-agent exec allowlist, as the gateway needs
@@ -112,10 +109,10 @@ func (g *Gateway) Approvals() []api.Approval {
 	return out
 }
 
-// decide gives the owner's decision d to the approval id. A non-empty key
+// Decide gives the owner's decision d to the approval id. A non-empty key
 // limits it to that session's approvals; "" answers any (the control API
 // and /approve, both the owner's). The error is an *api.Error.
-func (g *Gateway) decide(key engine.SessionKey, id string, d tool.Decision) (api.Approval, error) {
+func (g *Gateway) Decide(key engine.SessionKey, id string, d tool.Decision) (api.Approval, error) {
 	if !slices.Contains(api.Decisions, string(d)) {
 		return api.Approval{}, badRequest(fmt.Sprintf("unknown decision %q (want %s)", d, strings.Join(api.Decisions, ", ")))
 	}
@@ -172,7 +169,7 @@ func (a *approver) Approve(ctx context.Context, req tool.ApprovalRequest) (tool.
 	}
 	g.mu.Lock()
 	for {
-		p.id = newID(6)
+		p.id = engine.NewID(6)
 		if _, taken := g.pending[p.id]; !taken {
 			break
 		}
@@ -245,7 +242,7 @@ func (g *Gateway) approveCommand(name, args string, from engine.SessionKey) (str
 			return "", badRequest(usage)
 		}
 	}
-	ap, err := g.decide("", f[0], d)
+	ap, err := g.Decide("", f[0], d)
 	if err != nil {
 		return "", err
 	}
@@ -253,28 +250,28 @@ func (g *Gateway) approveCommand(name, args string, from engine.SessionKey) (str
 	if ap.SessionKey != string(from) {
 		return decisionText(ap, d, "(its command is shown where it was asked: `openclaw approvals list`)"), nil
 	}
-	return decisionText(ap, d, noticeCommand(ap.Command)), nil
+	return decisionText(ap, d, NoticeCommand(ap.Command)), nil
 }
 
-// maxNoticeCommand bounds the escaped command in a chat message (a
+// MaxNoticeCommand bounds the escaped command in a chat message (a
 // notice, a reply to /approve, /status): chats cut or refuse long
 // messages, and a cut the owner cannot see is worse than one said.
-const maxNoticeCommand = 2000
+const MaxNoticeCommand = 2000
 
-// noticeCommand shows a command in a chat message: backquoted, escaped
+// NoticeCommand shows a command in a chat message: backquoted, escaped
 // (api.EscapeControl: a newline shows as \n, ESC as \x1b, bidi and
 // zero-width characters as \u…), never folded; longer than
-// maxNoticeCommand it is cut with "… (N more bytes)" and a pointer to
+// MaxNoticeCommand it is cut with "… (N more bytes)" and a pointer to
 // where the whole of it is.
-func noticeCommand(cmd string) string {
-	if s := api.EscapeControl(cmd); len(s) <= maxNoticeCommand {
+func NoticeCommand(cmd string) string {
+	if s := api.EscapeControl(cmd); len(s) <= MaxNoticeCommand {
 		return "`" + s + "`"
 	}
-	return "`" + api.EscapeLimit(cmd, maxNoticeCommand) + "` (the whole command: `openclaw approvals list`)"
+	return "`" + api.EscapeLimit(cmd, MaxNoticeCommand) + "` (the whole command: `openclaw approvals list`)"
 }
 
 // decisionText says what a decision does; cmd is the command as shown
-// (noticeCommand, escaped) or a note where it is not shown.
+// (NoticeCommand, escaped) or a note where it is not shown.
 func decisionText(ap api.Approval, d tool.Decision, cmd string) string {
 	switch d {
 	case tool.DecisionDeny:
@@ -296,161 +293,7 @@ func (g *Gateway) approvalLines(key engine.SessionKey) string {
 			continue
 		}
 		fmt.Fprintf(&b, "\nPending approval %s: %s (expires in %s; /approve %s [always|elevated] or /deny %s)",
-			ap.ID, noticeCommand(ap.Command), ap.ExpiresAt.Sub(now).Round(time.Second), ap.ID, ap.ID)
+			ap.ID, NoticeCommand(ap.Command), ap.ExpiresAt.Sub(now).Round(time.Second), ap.ID, ap.ID)
 	}
 	return b.String()
-}
-
-// Control API handlers.
-
-// approvalRoutes adds the approval endpoints to the control API's mux.
-// "/v1/approvals/allowlist" is more specific than "/v1/approvals/{id}", so
-// the allowlist is never taken for an approval id.
-func (g *Gateway) approvalRoutes(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+api.PathApprovals, g.serveApprovals)
-	mux.HandleFunc("POST "+api.PathApprovals+"/{id}", g.serveDecide)
-	mux.HandleFunc("GET "+api.PathApprovalAllowlist, g.serveAllowlist)
-	mux.HandleFunc("POST "+api.PathApprovalAllowlist, g.serveAllowlistAdd)
-	mux.HandleFunc("DELETE "+api.PathApprovalAllowlist, g.serveAllowlistRemove)
-}
-
-func (g *Gateway) serveApprovals(w http.ResponseWriter, r *http.Request) {
-	api.WriteJSON(w, http.StatusOK, g.Approvals())
-}
-
-func (g *Gateway) serveDecide(w http.ResponseWriter, r *http.Request) {
-	var req api.ApprovalDecision
-	if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	if req.Decision == "" {
-		api.WriteError(w, badRequest(`missing "decision" (one of `+strings.Join(api.Decisions, ", ")+")"))
-		return
-	}
-	ap, err := g.decide("", r.PathValue("id"), tool.Decision(req.Decision))
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	g.log.Info("exec approval decided", "id", ap.ID, "session", ap.SessionKey, "decision", req.Decision)
-	api.WriteJSON(w, http.StatusOK, api.ApprovalResult{Decision: req.Decision, Approval: ap})
-}
-
-// allowAgent resolves the agent of an allowlist request ("" = default).
-func (g *Gateway) allowAgent(id string) (string, error) {
-	if g.cfg.Allowlist == nil {
-		return "", &api.Error{Code: api.CodeNotFound, Message: "this gateway keeps no exec allowlist (it was started without a state database)"}
-	}
-	if id == "" {
-		id = g.cfg.DefaultAgent
-	}
-	if _, ok := g.agents[id]; !ok {
-		return "", &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %q is not configured (agents: %s)", api.EscapeControl(id), strings.Join(g.agentIDs(), ", "))}
-	}
-	return id, nil
-}
-
-func (g *Gateway) serveAllowlist(w http.ResponseWriter, r *http.Request) {
-	agentID, err := g.allowAgent(r.URL.Query().Get("agent"))
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	list, err := g.cfg.Allowlist.List(agentID)
-	if err != nil {
-		api.WriteError(w, asAPIError(g.internal("read the allowlist", err)))
-		return
-	}
-	out := make([]api.AllowEntry, 0, len(list))
-	for _, e := range list {
-		out = append(out, api.AllowEntry{AgentID: agentID, Path: e.Path, Argv: e.Argv, Command: e.Command, AddedAt: e.AddedAt})
-	}
-	api.WriteJSON(w, http.StatusOK, out)
-}
-
-// allowEntry reads and checks the entry of an allowlist POST or DELETE.
-func (g *Gateway) allowEntry(w http.ResponseWriter, r *http.Request) (string, tool.AllowEntry, error) {
-	var in api.AllowEntry
-	if err := decodeJSON(w, r, maxSendBody, &in); err != nil {
-		return "", tool.AllowEntry{}, err
-	}
-	agentID, err := g.allowAgent(in.AgentID)
-	if err != nil {
-		return "", tool.AllowEntry{}, err
-	}
-	switch {
-	case len(in.Argv) == 0 && in.Command == "":
-		return "", tool.AllowEntry{}, badRequest(`give "argv" (one simple command, e.g. ["git","status"]) or "command" (the exact text of any other command)`)
-	case len(in.Argv) > 0 && in.Command != "":
-		return "", tool.AllowEntry{}, badRequest(`give "argv" or "command", not both`)
-	case len(in.Argv) > 0 && in.Argv[0] == "":
-		return "", tool.AllowEntry{}, badRequest("argv[0] is empty")
-	case len(in.Argv) == 0 && in.Path != "":
-		return "", tool.AllowEntry{}, badRequest(`"path" needs the "argv" it belongs to`)
-	case in.Path != "" && !filepath.IsAbs(in.Path):
-		return "", tool.AllowEntry{}, badRequest(fmt.Sprintf("path %q is not absolute", api.EscapeControl(in.Path)))
-	}
-	e := tool.AllowEntry{Path: in.Path, Argv: in.Argv, Command: in.Command, AddedAt: in.AddedAt}
-	if len(e.Argv) > 0 && e.Path == "" {
-		p, err := resolveBin(e.Argv[0], g.agents[agentID].Workspace)
-		if err != nil {
-			return "", tool.AllowEntry{}, badRequest(fmt.Sprintf("cannot resolve %q on the gateway: %v; give its absolute path (\"path\")", api.EscapeControl(e.Argv[0]), err))
-		}
-		e.Path = p
-	}
-	return agentID, e, nil
-}
-
-// resolveBin finds argv0 exactly as the exec tool does (its fixed PATH,
-// not the gateway's; a relative path from the workspace; then symlinks), so
-// an entry added here matches the commands the exec tool checks.
-func resolveBin(argv0, workspace string) (string, error) {
-	if p := exec.LookPath(argv0, workspace); p != "" {
-		return p, nil
-	}
-	if strings.ContainsRune(argv0, '/') {
-		return "", errors.New("no such executable file")
-	}
-	return "", fmt.Errorf("executable file not found in %s", exec.SafePath)
-}
-
-func (g *Gateway) serveAllowlistAdd(w http.ResponseWriter, r *http.Request) {
-	agentID, e, err := g.allowEntry(w, r)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	if e.AddedAt.IsZero() {
-		e.AddedAt = g.cfg.Now().UTC()
-	}
-	if err := g.cfg.Allowlist.Add(agentID, e); err != nil {
-		api.WriteError(w, asAPIError(g.internal("add to the allowlist", err)))
-		return
-	}
-	g.log.Info("exec allowlist entry added", "agent", agentID, "path", e.Path, "argv", e.Argv, "command", e.Command)
-	api.WriteJSON(w, http.StatusOK, api.AllowEntry{AgentID: agentID, Path: e.Path, Argv: e.Argv, Command: e.Command, AddedAt: e.AddedAt})
-}
-
-func (g *Gateway) serveAllowlistRemove(w http.ResponseWriter, r *http.Request) {
-	agentID, e, err := g.allowEntry(w, r)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	old, ok, err := g.cfg.Allowlist.Remove(agentID, e)
-	if err != nil {
-		api.WriteError(w, asAPIError(g.internal("remove from the allowlist", err)))
-		return
-	}
-	if !ok {
-		what := api.EscapeArgv(e.Argv) + " (" + api.EscapeControl(e.Path) + ")"
-		if len(e.Argv) == 0 {
-			what = "`" + api.EscapeControl(e.Command) + "`"
-		}
-		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("agent %s's allowlist has no entry %s (see `openclaw approvals allowlist list --agent %s`)", agentID, what, agentID)})
-		return
-	}
-	g.log.Info("exec allowlist entry removed", "agent", agentID, "path", old.Path, "argv", old.Argv, "command", old.Command)
-	api.WriteJSON(w, http.StatusOK, api.AllowRemoved{Removed: api.AllowEntry{AgentID: agentID, Path: old.Path, Argv: old.Argv, Command: old.Command, AddedAt: old.AddedAt}})
 }

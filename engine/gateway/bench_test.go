@@ -1,8 +1,10 @@
-package gateway
+package gateway_test
 
 import (
 	"context"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 	"slices"
 	"testing"
 	"time"
@@ -22,26 +24,23 @@ import (
 //   - turn: the whole turn, including the two commits after the model
 //     (assistant message, turn end).
 func BenchmarkPipeline(b *testing.B) {
-	h := newHarness(&testing.T{}, "fake/model", nil)
+	h := gatewaytest.NewHarness(&testing.T{}, "fake/model", nil)
 	// 500 earlier turns = 1,000 transcript entries.
 	for i := range 500 {
-		if _, err := h.g.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("warm-up %d", i)}, nil); err != nil {
+		if _, err := h.G.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("warm-up %d", i)}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}
 	var called time.Time
-	h.model.mu.Lock()
-	h.model.steps = nil
-	h.model.reqs = nil
-	h.model.mu.Unlock()
+	h.Model.Reset()
 	zero := &stamp{at: &called}
-	h.g.cfg.Models = stampModels{zero}
+	h.G.SetModels(stampModels{zero})
 	toModel := make([]time.Duration, 0, b.N)
 	turns := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
-		res, err := h.g.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("message %d", i), MessageID: fmt.Sprintf("bench-%d", i)}, nil)
+		res, err := h.G.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("message %d", i), MessageID: fmt.Sprintf("bench-%d", i)}, nil)
 		end := time.Now()
 		if err != nil || res.Reply != "ok" {
 			b.Fatalf("%+v %v", res, err)
@@ -73,7 +72,7 @@ func (s *stamp) Stream(_ context.Context, _ *engine.ChatRequest, emit func(engin
 
 type stampModels struct{ m *stamp }
 
-func (s stampModels) Resolve(refs []string, _ func(Switch)) (agent.Model, ModelInfo, func() string, error) {
-	return s.m, ModelInfo{Ref: refs[0], Provider: "fake", ID: "model", ContextWindow: 128000}, func() string { return "" }, nil
+func (s stampModels) Resolve(refs []string, _ func(gateway.Switch)) (agent.Model, gateway.ModelInfo, func() string, error) {
+	return s.m, gateway.ModelInfo{Ref: refs[0], Provider: "fake", ID: "model", ContextWindow: 128000}, func() string { return "" }, nil
 }
 func (s stampModels) Refs() []string { return []string{"fake/model"} }

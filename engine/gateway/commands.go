@@ -18,9 +18,9 @@ import (
 // clients through the API package).
 var commands = api.Commands
 
-// parseCommand splits "/name args" when name is a known command. Unknown
+// ParseCommand splits "/name args" when name is a known command. Unknown
 // slash words are ordinary text: a user may well start a message with "/".
-func parseCommand(text string) (name, args string, ok bool) {
+func ParseCommand(text string) (name, args string, ok bool) {
 	if !strings.HasPrefix(text, "/") {
 		return "", "", false
 	}
@@ -81,7 +81,7 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 		e, err := g.cfg.Sessions.Reset(ag.ID, key, session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace})
 		release()
 		if err != nil {
-			return nil, g.internal("reset the session", err)
+			return nil, g.Internal("reset the session", err)
 		}
 		if args != "" {
 			return g.turn(ctx, ag, key, args, req.MessageID, emit)
@@ -151,15 +151,15 @@ func (g *Gateway) command(ctx context.Context, ag *Agent, key engine.SessionKey,
 // does not exist yet (so /model before the first message works).
 func (g *Gateway) updateSession(ag *Agent, key engine.SessionKey, fn func(*session.Entry) error) (session.Entry, error) {
 	if _, ok, err := g.cfg.Sessions.Get(ag.ID, key); err != nil {
-		return session.Entry{}, g.internal("read the session", err)
+		return session.Entry{}, g.Internal("read the session", err)
 	} else if !ok {
 		if _, err := g.cfg.Sessions.Reset(ag.ID, key, session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI", Workspace: ag.Workspace}); err != nil {
-			return session.Entry{}, g.internal("create the session", err)
+			return session.Entry{}, g.Internal("create the session", err)
 		}
 	}
 	e, err := g.cfg.Sessions.Update(ag.ID, key, fn)
 	if err != nil {
-		return e, g.internal("update the session", err)
+		return e, g.Internal("update the session", err)
 	}
 	return e, nil
 }
@@ -236,7 +236,7 @@ func (g *Gateway) compactCommand(ctx context.Context, ag *Agent, key engine.Sess
 	defer done()
 	e, ok, err := g.cfg.Sessions.Get(ag.ID, key)
 	if err != nil {
-		return "", g.internal("read the session", err)
+		return "", g.Internal("read the session", err)
 	}
 	if !ok || g.cfg.Sessions.Expired(e.UpdatedAt, g.cfg.Now()) {
 		return "Nothing to compact: this session has no history yet.", nil

@@ -1,8 +1,10 @@
-package gateway
+package gateway_test
 
 import (
 	"context"
 	"encoding/json"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,45 +20,43 @@ import (
 // memoryModel plays a model with a small window: it echoes user turns at
 // length, writes a note when asked to flush, and summarizes when asked to.
 type memoryModel struct {
-	*fakeModel
+	*gatewaytest.Model
 	flushes, summaries int
 }
 
 const boilerNote = "- the boiler code is 4711"
 
 func (m *memoryModel) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
-	m.fakeModel.mu.Lock()
-	m.fakeModel.reqs = append(m.fakeModel.reqs, req)
-	m.fakeModel.mu.Unlock()
+	m.Model.Record(req)
 	last := req.Messages[len(req.Messages)-1]
 	switch {
 	case last.Role == engine.RoleToolResult:
-		return reply("NO_REPLY")(ctx, req, emit)
+		return gatewaytest.Reply("NO_REPLY")(ctx, req, emit)
 	case strings.Contains(last.Text(), "Session nearing compaction"):
 		m.flushes++
-		return callTool("memory_append", map[string]string{"text": boilerNote})(ctx, req, emit)
+		return gatewaytest.CallTool("memory_append", map[string]string{"text": boilerNote})(ctx, req, emit)
 	case len(req.Tools) == 0 && strings.Contains(req.System, "summar"):
 		m.summaries++
-		return reply("The user told stories about Lily and a red ball.")(ctx, req, emit)
+		return gatewaytest.Reply("The user told stories about Lily and a red ball.")(ctx, req, emit)
 	}
-	return reply("Once upon a time "+strings.Repeat("there was a ball in the garden and ", 8)+"the end.")(ctx, req, emit)
+	return gatewaytest.Reply("Once upon a time "+strings.Repeat("there was a ball in the garden and ", 8)+"the end.")(ctx, req, emit)
 }
 
 // A long conversation on a small window: the flush writes the note once per
 // compaction cycle, nothing of it reaches the user, compaction follows, and
 // the next turn still sees what the flush stored.
 func TestLongConversationFlushAndCompact(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
-	mm := &memoryModel{fakeModel: h.model}
-	h.g.cfg.Models = fakeModels{m: h.model, window: 2048}
-	// fakeModels hands out h.model; route its calls through memoryModel.
-	h.g.cfg.Models = modelsFunc(func() (agent.Model, ModelInfo) {
-		return mm, ModelInfo{Ref: "fake/model", Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 2048}
-	})
-	h.g.agents["main"].Compaction.FlushEnabled = true
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	mm := &memoryModel{Model: h.Model}
+	h.G.SetModels(gatewaytest.Models{M: h.Model, Window: 2048})
+	// fakeModels hands out h.Model; route its calls through memoryModel.
+	h.G.SetModels(modelsFunc(func() (agent.Model, gateway.ModelInfo) {
+		return mm, gateway.ModelInfo{Ref: "fake/model", Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: 2048}
+	}))
+	h.G.Agent("main").Compaction.FlushEnabled = true
 	text := "Lily found a small red ball under the old oak tree in the garden, and she wondered who had lost it there. She asked her mother and her brother, but nobody knew."
 	for i := range 12 {
-		res, evs, err := h.send(t, text)
+		res, evs, err := h.Send(t, text)
 		if err != nil {
 			t.Fatalf("turn %d: %v", i+1, err)
 		}
@@ -69,7 +69,7 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 			}
 		}
 	}
-	e, _, err := h.sessions.Get("main", "agent:main:main")
+	e, _, err := h.Sessions.Get("main", "agent:main:main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,13 +79,13 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 	if mm.flushes < 1 || mm.flushes > e.CompactionCount+1 {
 		t.Errorf("%d flushes for %d compactions: want one per compaction cycle", mm.flushes, e.CompactionCount)
 	}
-	note := filepath.Join(h.workspace, prompt.DailyMemoryPath(time.Now()))
+	note := filepath.Join(h.Workspace, prompt.DailyMemoryPath(time.Now()))
 	data, err := os.ReadFile(note)
 	if err != nil || !strings.Contains(string(data), boilerNote) {
 		t.Fatalf("memory note %s: %q %v", note, data, err)
 	}
 
-	_, entries, err := h.sessions.History("main", "agent:main:main")
+	_, entries, err := h.Sessions.History("main", "agent:main:main")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 			if en.Summary == "" || en.TokensBefore == 0 {
 				t.Errorf("compaction entry %+v", en)
 			}
-		case en.Type == transcript.EntryCustom && en.CustomType == MemoryFlushEntryType:
+		case en.Type == transcript.EntryCustom && en.CustomType == gateway.MemoryFlushEntryType:
 			flushEntries++
 		case en.Message != nil:
 			if strings.Contains(en.Message.Text(), "nearing compaction") || en.Message.Role == engine.RoleToolResult {
@@ -110,12 +110,12 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 	}
 
 	// The next turn sees the summary first and the note the flush wrote.
-	res, _, err := h.send(t, "What is the boiler code?")
+	res, _, err := h.Send(t, "What is the boiler code?")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_ = res
-	reqs := h.model.requests()
+	reqs := h.Model.Requests()
 	last := reqs[len(reqs)-1]
 	if first := last.Messages[0].Text(); !strings.HasPrefix(first, transcript.CompactionSummaryPrefix) {
 		t.Errorf("the context does not start with the summary: %.80q", first)
@@ -137,9 +137,9 @@ func TestLongConversationFlushAndCompact(t *testing.T) {
 }
 
 // modelsFunc resolves every ref to one model.
-type modelsFunc func() (agent.Model, ModelInfo)
+type modelsFunc func() (agent.Model, gateway.ModelInfo)
 
-func (f modelsFunc) Resolve([]string, func(Switch)) (agent.Model, ModelInfo, func() string, error) {
+func (f modelsFunc) Resolve([]string, func(gateway.Switch)) (agent.Model, gateway.ModelInfo, func() string, error) {
 	m, info := f()
 	return m, info, func() string { return "" }, nil
 }
@@ -153,12 +153,12 @@ func TestContinueIsCustomEntry(t *testing.T) {
 		emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopLength, Usage: &engine.Usage{Input: 10, Output: 5}})
 		return nil
 	}
-	h := newHarness(t, "fake/model", nil, cut, reply("second half."))
-	res, _, err := h.send(t, "tell me")
+	h := gatewaytest.NewHarness(t, "fake/model", nil, cut, gatewaytest.Reply("second half."))
+	res, _, err := h.Send(t, "tell me")
 	if err != nil || res.Reply != "first half, second half." {
 		t.Fatalf("reply %+v %v", res, err)
 	}
-	_, entries, _ := h.sessions.History("main", "agent:main:main")
+	_, entries, _ := h.Sessions.History("main", "agent:main:main")
 	var kinds []string
 	for _, e := range entries {
 		switch {
@@ -168,13 +168,13 @@ func TestContinueIsCustomEntry(t *testing.T) {
 			kinds = append(kinds, string(e.Type)+":"+e.CustomType)
 		}
 	}
-	if got := strings.Join(kinds, " "); got != "user assistant custom:"+ContinueEntryType+" assistant" {
+	if got := strings.Join(kinds, " "); got != "user assistant custom:"+gateway.ContinueEntryType+" assistant" {
 		t.Errorf("entries: %s", got)
 	}
-	if _, _, err := h.send(t, "again"); err != nil {
+	if _, _, err := h.Send(t, "again"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := h.model.requests()
+	reqs := h.Model.Requests()
 	msgs := reqs[len(reqs)-1].Messages
 	if len(msgs) != 3 || msgs[1].Text() != "first half, second half." {
 		t.Errorf("next context: %d messages, reply %q", len(msgs), msgs[1].Text())
@@ -184,9 +184,9 @@ func TestContinueIsCustomEntry(t *testing.T) {
 // A message that cannot fit even the slimmest prompt is refused with the
 // knob to change — never "/new".
 func TestMessageTooLongForWindow(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
-	h.g.cfg.Models = fakeModels{m: h.model, window: 1024}
-	_, _, err := h.send(t, strings.Repeat("word ", 2000))
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	h.G.SetModels(gatewaytest.Models{M: h.Model, Window: 1024})
+	_, _, err := h.Send(t, strings.Repeat("word ", 2000))
 	var ae interface{ Error() string }
 	if err == nil {
 		t.Fatal("a 10k-character message fit a 1k window")
@@ -196,35 +196,35 @@ func TestMessageTooLongForWindow(t *testing.T) {
 	if !strings.Contains(msg, "context window is 1024") || !strings.Contains(msg, "shorter message") || strings.Contains(msg, "/new") {
 		t.Errorf("error %q", msg)
 	}
-	if len(h.model.requests()) != 0 {
+	if len(h.Model.Requests()) != 0 {
 		t.Error("the model was called")
 	}
 }
 
 // A context-overflow error from the provider compacts and retries once.
 func TestOverflowCompactsAndRetries(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, reply("one"), reply("two"),
-		fail(&engine.ModelError{Kind: engine.ErrContextOverflow, Message: "prompt too long"}),
-		reply("summary of one and two"), reply("three"))
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Reply("one"), gatewaytest.Reply("two"),
+		gatewaytest.Fail(&engine.ModelError{Kind: engine.ErrContextOverflow, Message: "prompt too long"}),
+		gatewaytest.Reply("summary of one and two"), gatewaytest.Reply("three"))
 	for _, text := range []string{"a", "b"} {
-		if _, _, err := h.send(t, text); err != nil {
+		if _, _, err := h.Send(t, text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, _, err := h.send(t, "c")
+	res, _, err := h.Send(t, "c")
 	if err != nil || res.Reply != "three" {
 		t.Fatalf("after overflow: %+v %v", res, err)
 	}
-	e, _, _ := h.sessions.Get("main", "agent:main:main")
+	e, _, _ := h.Sessions.Get("main", "agent:main:main")
 	if e.CompactionCount != 1 {
 		t.Errorf("compactionCount = %d", e.CompactionCount)
 	}
-	_, entries, _ := h.sessions.History("main", "agent:main:main")
+	_, entries, _ := h.Sessions.History("main", "agent:main:main")
 	for _, en := range entries {
 		if en.Type == transcript.EntryCompaction {
 			var d map[string]any
 			_ = json.Unmarshal(en.Details, &d)
-			if d["trigger"] != TriggerOverflow {
+			if d["trigger"] != gateway.TriggerOverflow {
 				t.Errorf("trigger %v", d["trigger"])
 			}
 			return
@@ -235,103 +235,60 @@ func TestOverflowCompactsAndRetries(t *testing.T) {
 
 // /compact [instructions] compacts now, with the focus passed on.
 func TestCompactCommand(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, reply("one"), reply("two"))
-	res, _, err := h.send(t, "/compact")
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Reply("one"), gatewaytest.Reply("two"))
+	res, _, err := h.Send(t, "/compact")
 	if err != nil || !strings.Contains(res.Reply, "Nothing to compact") {
 		t.Fatalf("empty session: %+v %v", res, err)
 	}
 	for _, text := range []string{"a", "b"} {
-		if _, _, err := h.send(t, text); err != nil {
+		if _, _, err := h.Send(t, text); err != nil {
 			t.Fatal(err)
 		}
 	}
-	res, _, err = h.send(t, "/compact keep the names")
+	res, _, err = h.Send(t, "/compact keep the names")
 	if err != nil || !strings.Contains(res.Reply, "Compacted:") || !strings.Contains(res.Reply, "#1") {
 		t.Fatalf("/compact: %+v %v", res, err)
 	}
-	reqs := h.model.requests()
+	reqs := h.Model.Requests()
 	if sys := reqs[len(reqs)-1].System; !strings.Contains(sys, "keep the names") {
 		t.Errorf("instructions not passed to the summarizer: %.200q", sys)
 	}
-	if _, _, err := h.send(t, "c"); err != nil {
+	if _, _, err := h.Send(t, "c"); err != nil {
 		t.Fatal(err)
 	}
-	reqs = h.model.requests()
+	reqs = h.Model.Requests()
 	if first := reqs[len(reqs)-1].Messages[0].Text(); !strings.HasPrefix(first, transcript.CompactionSummaryPrefix) {
 		t.Errorf("next turn does not start with the summary: %.60q", first)
-	}
-}
-
-// memory_append writes today's note and nothing else: a symlinked note or
-// memory/ directory (even one pointing inside the workspace) is refused,
-// the target untouched.
-func TestMemoryAppendRefusesLinks(t *testing.T) {
-	ws := t.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("rules\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendNote(ws, "memory/2026-11-25.md", "- first"); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendNote(ws, "memory/2026-11-25.md", "- second"); err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(filepath.Join(ws, "memory/2026-11-25.md"))
-	if string(data) != "- first\n\n- second\n" {
-		t.Errorf("note = %q", data)
-	}
-	if err := os.Symlink("../AGENTS.md", filepath.Join(ws, "memory/2026-11-26.md")); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendNote(ws, "memory/2026-11-26.md", "- evil"); err == nil {
-		t.Error("appended through a symlinked note")
-	}
-	other := t.TempDir()
-	if err := os.Symlink(other, filepath.Join(ws, "memory2")); err != nil {
-		t.Fatal(err)
-	}
-	if err := appendNote(ws, "memory2/2026-11-26.md", "- evil"); err == nil {
-		t.Error("appended through a symlinked directory")
-	}
-	if data, _ := os.ReadFile(filepath.Join(ws, "AGENTS.md")); string(data) != "rules\n" {
-		t.Errorf("AGENTS.md changed: %q", data)
-	}
-	tools := &flushTools{workspace: ws, path: "memory/2026-11-25.md"}
-	if r := tools.Run(context.Background(), engine.ToolCall{Name: "write", Arguments: []byte(`{"path":"x"}`)}); !r.IsError {
-		t.Error("the flush ran another tool")
-	}
-	if r := tools.Run(context.Background(), engine.ToolCall{Name: "memory_append", Arguments: []byte(`{"text":"` + strings.Repeat("x", maxFlushChars+1) + `"}`)}); !r.IsError {
-		t.Error("an oversized note was appended")
 	}
 }
 
 // A remote model without a configured maxTokens gets the provider's own
 // default, not a cap of the budget's.
 func TestRemoteReplyNotCapped(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, reply("hi"))
-	if _, _, err := h.send(t, "hello"); err != nil {
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Reply("hi"))
+	if _, _, err := h.Send(t, "hello"); err != nil {
 		t.Fatal(err)
 	}
-	if got := h.model.requests()[0].MaxTokens; got != 0 {
+	if got := h.Model.Requests()[0].MaxTokens; got != 0 {
 		t.Errorf("MaxTokens = %d, want 0 (the provider's default)", got)
 	}
 }
 
 // One long message degrades the prompt for its own turn only.
 func TestLongMessageDoesNotStickLevel(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
-	h.g.cfg.Models = fakeModels{m: h.model, window: 8192}
-	if _, _, err := h.send(t, "short"); err != nil {
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	h.G.SetModels(gatewaytest.Models{M: h.Model, Window: 8192})
+	if _, _, err := h.Send(t, "short"); err != nil {
 		t.Fatal(err)
 	}
-	first := h.model.requests()[0].System
-	if _, _, err := h.send(t, strings.Repeat("long words here ", 1200)); err != nil {
+	first := h.Model.Requests()[0].System
+	if _, _, err := h.Send(t, strings.Repeat("long words here ", 1200)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := h.send(t, "short again"); err != nil {
+	if _, _, err := h.Send(t, "short again"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := h.model.requests()
+	reqs := h.Model.Requests()
 	if last := reqs[len(reqs)-1].System; last != first {
 		t.Errorf("the prompt stayed degraded after the long message: %d vs %d bytes", len(last), len(first))
 	}

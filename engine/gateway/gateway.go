@@ -1,6 +1,9 @@
-// Package gateway runs one inbound message end to end — slash commands,
-// session lane, durable inbound, context assembly, the agent loop with its
-// tools, delivery — and serves the control API over it (DESIGN.md §3, §9).
+// Package gateway is the turn core: it runs one message end to end —
+// slash commands, session lane, durable inbound, context assembly, the
+// agent loop with its tools, the reply committed with the end of the turn
+// (DESIGN.md §3). Channel messages reach it through RunTurn from
+// engine/inbound, the control API (engine/localapi) through Send and the
+// session queries; it imports neither, nor any HTTP serving code.
 //
 // It sees the rest of the engine only through small pieces handed to New:
 // the session manager, the tool registry, a model resolver and per-agent
@@ -20,24 +23,18 @@
 //
 // Where things are, one job a file:
 //
-//	gateway.go       Config, New, Send (a message from the control API), session targets
+//	gateway.go       Config, New, Send (a message from the control API), RunTurn, session targets
 //	turn.go          the turn runner: one message → model loop → reply committed with the turn's end
-//	channels.go      a channel message's path: inbox → access → routing → command or turn
-//	outbox.go        every message to a channel: queued, sent, marked sent, retried
-//	channels_api.go  channels, pairing and outbound endpoints; starting and stopping adapters
-//	server.go        the control API's HTTP handlers and status
-//	approvals.go     exec approvals (/approve, /deny, the allowlist endpoints)
+//	status.go        the gateway's status (others add theirs with OnStatus)
+//	approvals.go     the pending exec approvals a turn waits on (/approve, /deny)
 //	commands.go      slash commands
 //	budget.go, compact.go  the context budget, memory flush and compaction
 //	idempotency.go   retried API sends attach to their first turn
-//	doctor.go        the self-checks (GET /v1/doctor, engine/doctor)
-//	logs.go          the log file's tail and follow (GET /v1/logs)
-//	config_api.go    config get|set|validate on the gateway's own file
+//	shutdown.go      closing running turns on shutdown
 package gateway
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,9 +46,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/logfile"
 	"github.com/openclaw-edge/edge/engine/prompt"
-	"github.com/openclaw-edge/edge/engine/routing"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/tool"
 )
@@ -157,28 +152,6 @@ type Config struct {
 	// StateWarning, if set, says what is wrong with the state database
 	// (opened read-only …); status reports it.
 	StateWarning func() string
-
-	// Channels are the configured channel accounts (channels.go); they
-	// need Records (the inbox, the outbox, pairing).
-	Channels []ChannelAccount
-	Records  engine.Records
-	// Bindings and DMScope route channel messages (engine/routing).
-	Bindings []routing.Binding
-	DMScope  string
-	// Owners is commands.ownerAllowFrom.
-	Owners []string
-
-	// Doctor is what GET /v1/doctor needs from the wiring (doctor.go).
-	Doctor DoctorConfig
-	// Logs is the gateway's log file, served by GET /v1/logs (logs.go);
-	// nil: there is none.
-	Logs *logfile.File
-	// ConfigFile is the config file the gateway loaded ("": the built-in
-	// defaults); ConfigNewFile is where `config set` creates one when
-	// there is none (config_api.go). ConfigHow says how ConfigFile was
-	// found (config.Location.How), for `openclaw config validate`.
-	ConfigFile, ConfigNewFile string
-	ConfigHow                 string
 }
 
 // Gateway runs turns. It is safe for concurrent use.
@@ -209,9 +182,8 @@ type Gateway struct {
 	// model configuration (planTurn).
 	levels map[string]prompt.Level
 
-	ch *channels
-
-	conf configFile // the config endpoints' file (config_api.go)
+	// statusHooks add what other parts know to Status (OnStatus).
+	statusHooks []func(*api.Status)
 }
 
 // New checks cfg and returns a Gateway.
@@ -263,11 +235,6 @@ func New(cfg Config) (*Gateway, error) {
 	if _, ok := g.agents[g.cfg.DefaultAgent]; !ok {
 		return nil, fmt.Errorf("gateway: default agent %q is not configured", g.cfg.DefaultAgent)
 	}
-	ch, err := newChannels(g)
-	if err != nil {
-		return nil, err
-	}
-	g.ch = ch
 	return g, nil
 }
 
@@ -345,7 +312,7 @@ func (g *Gateway) Send(ctx context.Context, req api.SendRequest, emit func(api.E
 	if err != nil {
 		return nil, err
 	}
-	if cmd, args, ok := parseCommand(text); ok {
+	if cmd, args, ok := ParseCommand(text); ok {
 		return g.command(ctx, ag, key, cmd, args, req, safeEmit)
 	}
 	if req.IdempotencyKey != "" {
@@ -362,6 +329,62 @@ func (g *Gateway) turn(ctx context.Context, ag *Agent, key engine.SessionKey, te
 		dedup = (&engine.Inbound{Channel: "cli", MessageID: messageID}).DedupKey()
 	}
 	return g.runTurn(ctx, ag, key, g.cliOrigin(ag, key, text), dedup, "", emit)
+}
+
+// RunTurn runs one model turn for a message from o in the session's lane:
+// the door every producer of turns uses (engine/inbound for channel
+// messages; a scheduler next). dedup is the message's dedup key ("":
+// none): a repeat is answered with Command "duplicate".
+func (g *Gateway) RunTurn(ctx context.Context, ag *Agent, key engine.SessionKey, o *Origin, dedup string, emit func(api.Event)) (*api.Result, error) {
+	return g.runTurn(ctx, ag, key, o, dedup, "", emit)
+}
+
+// Command runs the slash command name (ParseCommand) in a session, as a
+// channel message asks for it.
+func (g *Gateway) Command(ctx context.Context, ag *Agent, key engine.SessionKey, name, args string, emit func(api.Event)) (*api.Result, error) {
+	return g.command(ctx, ag, key, name, args, api.SendRequest{}, emit)
+}
+
+// AgentIDs lists the configured agents, in config order.
+func (g *Gateway) AgentIDs() []string { return g.agentIDs() }
+
+// Allowlist is the exec allowlist the owner manages (nil: none).
+func (g *Gateway) Allowlist() Allowlist { return g.cfg.Allowlist }
+
+// Lane waits for the session's lane (no turn of key runs until release):
+// an import or a reset must not interleave with a turn.
+func (g *Gateway) Lane(ctx context.Context, key engine.SessionKey) (release func(), err error) {
+	release, _, err = g.lanes.Acquire(ctx, string(key))
+	return release, err
+}
+
+// Agent returns the configured agent id; nil when there is none.
+func (g *Gateway) Agent(id string) *Agent { return g.agents[id] }
+
+// Target resolves the agent and session key of a request: agentID ""
+// is the default agent, key "" its main session. The error is an
+// *api.Error.
+func (g *Gateway) Target(agentID, key string) (*Agent, engine.SessionKey, error) {
+	return g.target(agentID, key)
+}
+
+// DefaultAgent and MainKey are the routing defaults (agents.list's
+// default, session.mainKey).
+func (g *Gateway) DefaultAgent() string { return g.cfg.DefaultAgent }
+
+// MainKey is the main session's key within an agent (session.mainKey).
+func (g *Gateway) MainKey() string { return g.cfg.MainKey }
+
+// Sessions is the session manager turns run over (the control API reads
+// history and exports through it).
+func (g *Gateway) Sessions() *session.Manager { return g.cfg.Sessions }
+
+// OnStatus adds f to what Status reports (the channel side adds its
+// accounts); call it before serving.
+func (g *Gateway) OnStatus(f func(*api.Status)) {
+	g.mu.Lock()
+	g.statusHooks = append(g.statusHooks, f)
+	g.mu.Unlock()
 }
 
 // target resolves the agent and session key of a request.
@@ -399,7 +422,9 @@ func (g *Gateway) agentIDs() []string {
 	return ids
 }
 
-func (g *Gateway) internal(what string, err error) error {
+// Internal records err as the gateway's last error (status shows it) and
+// returns it as an *api.Error that says what could not be done.
+func (g *Gateway) Internal(what string, err error) error {
 	g.mu.Lock()
 	g.lastError = what + ": " + err.Error()
 	g.lastErrAt = g.cfg.Now()
@@ -430,14 +455,3 @@ func preview(r engine.ToolResult) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
-
-// newID returns a short random id from an alphabet without look-alikes.
-func newID(n int) string {
-	const alphabet = "abcdefghjkmnpqrstuvwxyz23456789"
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails (Go ≥ 1.24)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}

@@ -1,201 +1,25 @@
-package gateway
+package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
-	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/session"
-	"github.com/openclaw-edge/edge/engine/store/bolt"
-	"github.com/openclaw-edge/edge/engine/tool"
-	"github.com/openclaw-edge/edge/engine/tool/exec"
-	"github.com/openclaw-edge/edge/engine/tool/fs"
 )
 
-// step is one scripted model reply.
-type step func(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error
-
-// fakeModel plays steps in order, then echoes.
-type fakeModel struct {
-	mu    sync.Mutex
-	steps []step
-	reqs  []*engine.ChatRequest
-}
-
-func (f *fakeModel) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
-	f.mu.Lock()
-	i := len(f.reqs)
-	f.reqs = append(f.reqs, req)
-	var s step
-	if i < len(f.steps) {
-		s = f.steps[i]
-	}
-	f.mu.Unlock()
-	if s != nil {
-		return s(ctx, req, emit)
-	}
-	last := req.Messages[len(req.Messages)-1]
-	text := last.Text()
-	if i := strings.LastIndex(text, "\n"); i >= 0 {
-		text = text[i+1:]
-	}
-	return reply("echo: "+text)(ctx, req, emit)
-}
-
-func (f *fakeModel) requests() []*engine.ChatRequest {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]*engine.ChatRequest(nil), f.reqs...)
-}
-
-func reply(text string) step {
-	return func(_ context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
-		for _, w := range strings.SplitAfter(text, " ") {
-			emit(engine.Event{Type: engine.EventTextDelta, Text: w})
-		}
-		emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopEnd, Usage: &engine.Usage{Input: 100, Output: 10, TotalTokens: 110}})
-		return nil
-	}
-}
-
-func callTool(name string, args any) step {
-	return func(_ context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
-		raw, _ := json.Marshal(args)
-		emit(engine.Event{Type: engine.EventToolCall, ToolCall: &engine.ToolCall{ID: "call_" + name, Name: name, Arguments: raw}})
-		emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopToolUse, Usage: &engine.Usage{Input: 50, Output: 5, TotalTokens: 55}})
-		return nil
-	}
-}
-
-func fail(err error) step {
-	return func(context.Context, *engine.ChatRequest, func(engine.Event)) error { return err }
-}
-
-type fakeModels struct {
-	m *fakeModel
-	// switchTo, when set, makes every turn fail over to it first.
-	switchTo string
-	// window, when set, is the model's context window (default 32000).
-	window int
-}
-
-func (f fakeModels) Resolve(refs []string, onSwitch func(Switch)) (agent.Model, ModelInfo, func() string, error) {
-	ref := refs[0]
-	if ref != "fake/model" {
-		return nil, ModelInfo{}, nil, &engine.ModelError{Kind: engine.ErrNoModel, Message: "unknown model " + ref}
-	}
-	answered := ""
-	var model agent.Model = f.m
-	if f.switchTo != "" {
-		model = switching{f.m, func() {
-			onSwitch(Switch{From: ref, To: f.switchTo, Reason: "unreachable", Detail: "connection refused"})
-			answered = f.switchTo
-		}}
-	}
-	window := 32000
-	if f.window > 0 {
-		window = f.window
-	}
-	return model, ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: window}, func() string { return answered }, nil
-}
-
-// switching announces a failover, then lets the next model answer.
-type switching struct {
-	next agent.Model
-	sw   func()
-}
-
-func (s switching) Stream(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
-	s.sw()
-	return s.next.Stream(ctx, req, emit)
-}
-func (f fakeModels) Refs() []string { return []string{"fake/model"} }
-
-type harness struct {
-	g         *Gateway
-	model     *fakeModel
-	workspace string
-	sessions  *session.Manager
-	db        *bolt.DB
-}
-
-func newHarness(t *testing.T, modelRef string, allowed func(string) bool, steps ...step) *harness {
-	t.Helper()
-	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	execTools := exec.Tools(exec.Config{Ask: "always", ApprovalTimeout: 2 * time.Second})
-	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
-	m := &fakeModel{steps: steps}
-	sessions := session.NewManager(db, session.Config{DailyResetHour: new(-1)})
-	g, err := New(Config{
-		Agents:          []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: modelRef, Allowed: allowed, MaxTurns: 5}},
-		Sessions:        sessions,
-		Tools:           reg,
-		Models:          fakeModels{m: m},
-		ApprovalTimeout: 2 * time.Second,
-		Version:         "test",
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &harness{g: g, model: m, workspace: ws, sessions: sessions, db: db}
-}
-
-func (h *harness) send(t *testing.T, text string) (*api.Result, []api.Event, error) {
-	t.Helper()
-	var mu sync.Mutex
-	var evs []api.Event
-	res, err := h.g.Send(context.Background(), api.SendRequest{Text: text}, func(ev api.Event) {
-		mu.Lock()
-		evs = append(evs, ev)
-		mu.Unlock()
-	})
-	return res, evs, err
-}
-
-// entryRoles summarises the current transcript of agent:main:main.
-func (h *harness) entryRoles(t *testing.T) []string {
-	t.Helper()
-	_, entries, err := h.sessions.History("main", "agent:main:main")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range entries {
-		if e.Message != nil {
-			s := string(e.Message.Role)
-			if e.Message.IsError {
-				s += "!"
-			}
-			out = append(out, s)
-		} else {
-			out = append(out, string(e.Type))
-		}
-	}
-	return out
-}
-
 func TestSendPersistsTurn(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, reply("hi there"))
-	res, evs, err := h.send(t, "hello")
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Reply("hi there"))
+	res, evs, err := h.Send(t, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,16 +35,16 @@ func TestSendPersistsTurn(t *testing.T) {
 	if streamed.String() != "hi there" {
 		t.Errorf("streamed %q", streamed.String())
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 		t.Errorf("transcript = %s", got)
 	}
-	e, _, _ := h.sessions.Get("main", "agent:main:main")
+	e, _, _ := h.Sessions.Get("main", "agent:main:main")
 	if e.OpenTurn != "" || e.InputTokens != 100 || e.LastModel != "fake/model" {
 		t.Errorf("session entry = %+v", e)
 	}
 	// The user message carries the trusted metadata block; the system prompt
 	// does not carry per-message data.
-	req := h.model.requests()[0]
+	req := h.Model.Requests()[0]
 	if !strings.Contains(req.Messages[0].Text(), "openclaw.inbound_meta.v2") || !strings.HasSuffix(req.Messages[0].Text(), "hello") {
 		t.Errorf("user message = %q", req.Messages[0].Text())
 	}
@@ -230,17 +54,17 @@ func TestSendPersistsTurn(t *testing.T) {
 }
 
 func TestWriteToolCreatesFile(t *testing.T) {
-	h := newHarness(t, "fake/model", nil,
-		callTool("write", map[string]string{"path": "notes/todo.md", "content": "buy milk\n"}),
-		reply("Saved."))
-	res, evs, err := h.send(t, "remember to buy milk")
+	h := gatewaytest.NewHarness(t, "fake/model", nil,
+		gatewaytest.CallTool("write", map[string]string{"path": "notes/todo.md", "content": "buy milk\n"}),
+		gatewaytest.Reply("Saved."))
+	res, evs, err := h.Send(t, "remember to buy milk")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if res.Reply != "Saved." {
 		t.Fatalf("reply %q", res.Reply)
 	}
-	data, err := os.ReadFile(filepath.Join(h.workspace, "notes/todo.md"))
+	data, err := os.ReadFile(filepath.Join(h.Workspace, "notes/todo.md"))
 	if err != nil || string(data) != "buy milk\n" {
 		t.Fatalf("file: %q, %v", data, err)
 	}
@@ -252,7 +76,7 @@ func TestWriteToolCreatesFile(t *testing.T) {
 	if !sawCall || !sawResult {
 		t.Errorf("tool events missing: %+v", evs)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant toolResult assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant toolResult assistant" {
 		t.Errorf("transcript = %s", got)
 	}
 }
@@ -263,13 +87,13 @@ func TestRefusedToolCalls(t *testing.T) {
 	tests := []struct {
 		name    string
 		allowed func(string) bool
-		call    step
+		call    gatewaytest.Step
 		want    string // in the tool result
 		check   func(t *testing.T)
 	}{
 		{
 			name: "write outside the workspace",
-			call: callTool("write", map[string]string{"path": outside, "content": "x"}),
+			call: gatewaytest.CallTool("write", map[string]string{"path": outside, "content": "x"}),
 			want: "outside the workspace",
 			check: func(t *testing.T) {
 				if _, err := os.Stat(outside); err == nil {
@@ -279,18 +103,18 @@ func TestRefusedToolCalls(t *testing.T) {
 		},
 		{
 			name: "write through ..",
-			call: callTool("write", map[string]string{"path": "../escape.txt", "content": "x"}),
+			call: gatewaytest.CallTool("write", map[string]string{"path": "../escape.txt", "content": "x"}),
 			want: "outside the workspace",
 		},
 		{
 			name:    "denied tool",
 			allowed: func(name string) bool { return name != "write" },
-			call:    callTool("write", map[string]string{"path": "a.txt", "content": "x"}),
+			call:    gatewaytest.CallTool("write", map[string]string{"path": "a.txt", "content": "x"}),
 			want:    "not allowed by policy",
 		},
 		{
 			name: "unapproved exec",
-			call: callTool("exec", map[string]string{"command": "touch " + marker}),
+			call: gatewaytest.CallTool("exec", map[string]string{"command": "touch " + marker}),
 			want: "not approved",
 			check: func(t *testing.T) {
 				if _, err := os.Stat(marker); err == nil {
@@ -301,11 +125,11 @@ func TestRefusedToolCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h := newHarness(t, "fake/model", tt.allowed, tt.call, reply("ok"))
-			if _, _, err := h.send(t, "do it"); err != nil {
+			h := gatewaytest.NewHarness(t, "fake/model", tt.allowed, tt.call, gatewaytest.Reply("ok"))
+			if _, _, err := h.Send(t, "do it"); err != nil {
 				t.Fatal(err)
 			}
-			reqs := h.model.requests()
+			reqs := h.Model.Requests()
 			if len(reqs) != 2 {
 				t.Fatalf("%d model calls", len(reqs))
 			}
@@ -314,7 +138,7 @@ func TestRefusedToolCalls(t *testing.T) {
 			if res.Role != engine.RoleToolResult || !res.IsError || !strings.Contains(res.Text(), tt.want) {
 				t.Fatalf("tool result = %+v", res)
 			}
-			if _, err := os.Stat(filepath.Join(h.workspace, "a.txt")); err == nil {
+			if _, err := os.Stat(filepath.Join(h.Workspace, "a.txt")); err == nil {
 				t.Error("a.txt was written")
 			}
 			if tt.check != nil {
@@ -327,16 +151,16 @@ func TestRefusedToolCalls(t *testing.T) {
 func TestExecApproval(t *testing.T) {
 	for _, decision := range []string{"approve", "deny"} {
 		t.Run(decision, func(t *testing.T) {
-			h := newHarness(t, "fake/model", nil, callTool("exec", map[string]string{"command": "echo ran > out.txt"}), reply("done"))
+			h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.CallTool("exec", map[string]string{"command": "echo ran > out.txt"}), gatewaytest.Reply("done"))
 			var wg sync.WaitGroup
 			wg.Add(1)
 			var sendErr error
 			go func() {
 				defer wg.Done()
-				_, sendErr = h.g.Send(context.Background(), api.SendRequest{Text: "run it"}, func(ev api.Event) {
+				_, sendErr = h.G.Send(context.Background(), api.SendRequest{Text: "run it"}, func(ev api.Event) {
 					if ev.Type == api.EventApproval {
 						go func() {
-							res, err := h.g.Send(context.Background(), api.SendRequest{Text: "/" + decision + " " + ev.Approval.ID}, nil)
+							res, err := h.G.Send(context.Background(), api.SendRequest{Text: "/" + decision + " " + ev.Approval.ID}, nil)
 							if err != nil || res.Command != decision {
 								t.Errorf("/%s: %+v %v", decision, res, err)
 							}
@@ -348,7 +172,7 @@ func TestExecApproval(t *testing.T) {
 			if sendErr != nil {
 				t.Fatal(sendErr)
 			}
-			_, err := os.Stat(filepath.Join(h.workspace, "out.txt"))
+			_, err := os.Stat(filepath.Join(h.Workspace, "out.txt"))
 			if decision == "approve" && err != nil {
 				t.Error("approved exec did not run")
 			}
@@ -360,8 +184,8 @@ func TestExecApproval(t *testing.T) {
 }
 
 func TestSilentReply(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, reply("NO_REPLY"))
-	res, evs, err := h.send(t, "ping")
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Reply("NO_REPLY"))
+	res, evs, err := h.Send(t, "ping")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,47 +200,47 @@ func TestSilentReply(t *testing.T) {
 }
 
 func TestModelFailureIsRecorded(t *testing.T) {
-	h := newHarness(t, "fake/model", nil, fail(&engine.ModelError{Kind: engine.ErrAuth, Provider: "fake", Status: 401, Message: "invalid key"}))
-	_, _, err := h.send(t, "hello")
+	h := gatewaytest.NewHarness(t, "fake/model", nil, gatewaytest.Fail(&engine.ModelError{Kind: engine.ErrAuth, Provider: "fake", Status: 401, Message: "invalid key"}))
+	_, _, err := h.Send(t, "hello")
 	var ae *api.Error
 	if !errors.As(err, &ae) || ae.Code != api.CodeModelFailed || !strings.Contains(ae.Message, "credentials") {
 		t.Fatalf("err = %v", err)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 		t.Errorf("transcript = %s", got)
 	}
-	e, _, _ := h.sessions.Get("main", "agent:main:main")
+	e, _, _ := h.Sessions.Get("main", "agent:main:main")
 	if e.OpenTurn != "" {
 		t.Error("failed turn left open")
 	}
-	if st := h.g.Status(); !strings.Contains(st.LastError, "invalid key") {
+	if st := h.G.Status(); !strings.Contains(st.LastError, "invalid key") {
 		t.Errorf("last error = %q", st.LastError)
 	}
 	// The next message works.
-	res, _, err := h.send(t, "again")
+	res, _, err := h.Send(t, "again")
 	if err != nil || res.Reply != "echo: again" {
 		t.Fatalf("next turn: %+v %v", res, err)
 	}
 }
 
 func TestNoModelConfigured(t *testing.T) {
-	h := newHarness(t, "", nil)
-	_, _, err := h.send(t, "hello")
+	h := gatewaytest.NewHarness(t, "", nil)
+	_, _, err := h.Send(t, "hello")
 	var ae *api.Error
 	if !errors.As(err, &ae) || !strings.Contains(ae.Message, "no model is configured") {
 		t.Fatalf("err = %v", err)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 		t.Errorf("inbound not kept: %s", got)
 	}
 }
 
 func TestCommands(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
-	if _, _, err := h.send(t, "first"); err != nil {
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	if _, _, err := h.Send(t, "first"); err != nil {
 		t.Fatal(err)
 	}
-	before, _, _ := h.sessions.Get("main", "agent:main:main")
+	before, _, _ := h.Sessions.Get("main", "agent:main:main")
 	tests := []struct {
 		text, want string
 		wantErr    bool
@@ -432,7 +256,7 @@ func TestCommands(t *testing.T) {
 		{"/new", "Cleared the thinking level (high): back to the agent's defaults.", false},
 	}
 	for _, tt := range tests {
-		res, _, err := h.send(t, tt.text)
+		res, _, err := h.Send(t, tt.text)
 		if tt.wantErr {
 			if err == nil {
 				t.Errorf("%s: no error, reply %q", tt.text, res.Reply)
@@ -443,17 +267,17 @@ func TestCommands(t *testing.T) {
 			t.Errorf("%s: %+v %v, want %q", tt.text, res, err, tt.want)
 		}
 	}
-	after, _, _ := h.sessions.Get("main", "agent:main:main")
+	after, _, _ := h.Sessions.Get("main", "agent:main:main")
 	// The explicit fresh start clears /think and /model (daily and idle
 	// resets keep them: engine/session TestResets).
 	if after.SessionID == before.SessionID || after.ThinkingLevel != "" || after.ModelOverride != "" {
 		t.Errorf("after /new: %+v (before %s)", after, before.SessionID)
 	}
-	if res, _, err := h.send(t, "/new"); err != nil || strings.Contains(res.Reply, "Cleared") {
+	if res, _, err := h.Send(t, "/new"); err != nil || strings.Contains(res.Reply, "Cleared") {
 		t.Errorf("/new with nothing to clear: %+v %v", res, err)
 	}
 	// Unknown slash words are ordinary text.
-	res, _, err := h.send(t, "/etc/hosts is a file")
+	res, _, err := h.Send(t, "/etc/hosts is a file")
 	if err != nil || res.Command != "" {
 		t.Errorf("plain text with slash: %+v %v", res, err)
 	}
@@ -461,16 +285,16 @@ func TestCommands(t *testing.T) {
 
 func TestStopAbortsTurn(t *testing.T) {
 	started := make(chan struct{})
-	h := newHarness(t, "fake/model", nil, func(ctx context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
+	h := gatewaytest.NewHarness(t, "fake/model", nil, func(ctx context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
 		emit(engine.Event{Type: engine.EventTextDelta, Text: "thinking about it"})
 		close(started)
 		<-ctx.Done()
 		return &engine.ModelError{Kind: engine.ErrAborted, Err: ctx.Err()}
 	})
 	done := make(chan error, 1)
-	go func() { _, _, err := h.send(t, "long task"); done <- err }()
+	go func() { _, _, err := h.Send(t, "long task"); done <- err }()
 	<-started
-	res, _, err := h.send(t, "/stop")
+	res, _, err := h.Send(t, "/stop")
 	if err != nil || !strings.Contains(res.Reply, "Stopped") {
 		t.Fatalf("/stop: %+v %v", res, err)
 	}
@@ -479,14 +303,14 @@ func TestStopAbortsTurn(t *testing.T) {
 	if !errors.As(err, &ae) || ae.Code != api.CodeAborted {
 		t.Fatalf("turn err = %v", err)
 	}
-	e, _, _ := h.sessions.Get("main", "agent:main:main")
+	e, _, _ := h.Sessions.Get("main", "agent:main:main")
 	if e.OpenTurn != "" {
 		t.Error("aborted turn left open")
 	}
 }
 
 func TestSessionsRunInParallelTurnsInOrder(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
 	var wg sync.WaitGroup
 	const sessions, perSession = 8, 5
 	errs := make(chan error, sessions*perSession)
@@ -496,7 +320,7 @@ func TestSessionsRunInParallelTurnsInOrder(t *testing.T) {
 			defer wg.Done()
 			key := fmt.Sprintf("agent:main:s%d", s)
 			for i := range perSession {
-				res, err := h.g.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("m%d", i), SessionKey: key}, nil)
+				res, err := h.G.Send(context.Background(), api.SendRequest{Text: fmt.Sprintf("m%d", i), SessionKey: key}, nil)
 				if err != nil {
 					errs <- err
 					return
@@ -514,7 +338,7 @@ func TestSessionsRunInParallelTurnsInOrder(t *testing.T) {
 	}
 	for s := range sessions {
 		key := engine.SessionKey(fmt.Sprintf("agent:main:s%d", s))
-		_, entries, err := h.sessions.History("main", key)
+		_, entries, err := h.Sessions.History("main", key)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -530,27 +354,27 @@ func TestSessionsRunInParallelTurnsInOrder(t *testing.T) {
 }
 
 func TestRecoverInterrupted(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
 	// A turn that began but never ended, as after a SIGKILL.
-	if _, err := h.sessions.BeginTurn("main", "agent:main:main", session.Meta{}, "", engine.UserText("lost?")); err != nil {
+	if _, err := h.Sessions.BeginTurn("main", "agent:main:main", session.Meta{}, "", engine.UserText("lost?")); err != nil {
 		t.Fatal(err)
 	}
-	n, err := h.g.RecoverInterrupted()
+	n, err := h.G.RecoverInterrupted()
 	if err != nil || n != 1 {
 		t.Fatalf("recovered %d, %v", n, err)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 		t.Errorf("transcript = %s", got)
 	}
-	if n, _ := h.g.RecoverInterrupted(); n != 0 {
+	if n, _ := h.G.RecoverInterrupted(); n != 0 {
 		t.Errorf("recovered again: %d", n)
 	}
 }
 
 func TestDuplicateMessageDropped(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
 	for i := range 2 {
-		res, err := h.g.Send(context.Background(), api.SendRequest{Text: "once", MessageID: "m-1"}, nil)
+		res, err := h.G.Send(context.Background(), api.SendRequest{Text: "once", MessageID: "m-1"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -558,13 +382,13 @@ func TestDuplicateMessageDropped(t *testing.T) {
 			t.Errorf("duplicate answered: %+v", res)
 		}
 	}
-	if n := len(h.model.requests()); n != 1 {
+	if n := len(h.Model.Requests()); n != 1 {
 		t.Errorf("model called %d times", n)
 	}
 }
 
 func TestBadRequests(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
 	for _, req := range []api.SendRequest{
 		{Text: "  "},
 		{Text: "x", SessionKey: "agent:main"},
@@ -572,21 +396,21 @@ func TestBadRequests(t *testing.T) {
 		{Text: "x", AgentID: "nobody"},
 		{Text: "x", SessionKey: "agent:main:main", AgentID: "other"},
 	} {
-		_, err := h.g.Send(context.Background(), req, nil)
+		_, err := h.G.Send(context.Background(), req, nil)
 		var ae *api.Error
 		if !errors.As(err, &ae) || (ae.Code != api.CodeBadRequest && ae.Code != api.CodeNotFound) {
 			t.Errorf("%+v: err = %v", req, err)
 		}
 	}
-	if n := len(h.model.requests()); n != 0 {
+	if n := len(h.Model.Requests()); n != 0 {
 		t.Errorf("model called %d times", n)
 	}
 }
 
 func TestFailoverIsRecorded(t *testing.T) {
-	h := newHarness(t, "fake/model", nil)
-	h.g.cfg.Models = fakeModels{m: h.model, switchTo: "other/model"}
-	res, evs, err := h.send(t, "hello")
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	h.G.SetModels(gatewaytest.Models{M: h.Model, SwitchTo: "other/model"})
+	res, evs, err := h.Send(t, "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -600,21 +424,21 @@ func TestFailoverIsRecorded(t *testing.T) {
 	if !saw {
 		t.Errorf("no failover event in %+v", evs)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user custom assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user custom assistant" {
 		t.Errorf("transcript = %s", got)
 	}
-	_, entries, _ := h.sessions.History("main", "agent:main:main")
-	if e := entries[1]; e.CustomType != FailoverEntryType || !strings.Contains(string(e.Data), "other/model") {
+	_, entries, _ := h.Sessions.History("main", "agent:main:main")
+	if e := entries[1]; e.CustomType != gateway.FailoverEntryType || !strings.Contains(string(e.Data), "other/model") {
 		t.Errorf("failover entry = %+v", e)
 	}
 	if m := entries[2].Message; m.Provider != "other" || m.Model != "model" {
 		t.Errorf("assistant stamped %s/%s", m.Provider, m.Model)
 	}
-	st := h.g.Status()
+	st := h.G.Status()
 	if !strings.Contains(st.LastFailover, "other/model") || st.LastModel != "other/model" {
 		t.Errorf("status = %+v", st)
 	}
-	if res, _, _ := h.send(t, "/status"); !strings.Contains(res.Reply, "Last failover") {
+	if res, _, _ := h.Send(t, "/status"); !strings.Contains(res.Reply, "Last failover") {
 		t.Errorf("/status = %q", res.Reply)
 	}
 }

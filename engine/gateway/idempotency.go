@@ -52,7 +52,7 @@ type turnLog struct {
 }
 
 func newTurnLog() *turnLog {
-	return &turnLog{id: newID(10), subs: map[int]func(api.Event){}, done: make(chan struct{})}
+	return &turnLog{id: engine.NewID(10), subs: map[int]func(api.Event){}, done: make(chan struct{})}
 }
 
 // publish numbers ev, keeps it and sends it to every subscriber. The
@@ -142,7 +142,7 @@ func (g *Gateway) sendIdempotent(ctx context.Context, ag *Agent, key engine.Sess
 func (g *Gateway) recorded(key engine.SessionKey, dedup, idemKey string, emit func(api.Event)) (*api.Result, error) {
 	out, found, err := g.cfg.Sessions.Outcome(dedup)
 	if err != nil {
-		return nil, g.internal("look up the earlier turn of this message", err)
+		return nil, g.Internal("look up the earlier turn of this message", err)
 	}
 	if !found || out.State == session.OutcomeUnknown {
 		// Seen, but nothing says how it ended: drop it as before.

@@ -1,8 +1,11 @@
-package gateway
+package gateway_test
 
 import (
 	"context"
 	"errors"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
+	"github.com/openclaw-edge/edge/engine/localapi"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -59,7 +62,7 @@ func (s *recStore) Commit(agentID string, key engine.SessionKey, c session.Commi
 }
 
 // idemHarness is a gateway over a recStore.
-func idemHarness(t *testing.T, steps ...step) (*harness, *recStore) {
+func idemHarness(t *testing.T, steps ...gatewaytest.Step) (*gatewaytest.Harness, *recStore) {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
@@ -72,25 +75,25 @@ func idemHarness(t *testing.T, steps ...step) (*harness, *recStore) {
 	return h, st
 }
 
-func gatewayOver(t *testing.T, st session.Store, db *bolt.DB, dir string, steps ...step) *harness {
+func gatewayOver(t *testing.T, st session.Store, db *bolt.DB, dir string, steps ...gatewaytest.Step) *gatewaytest.Harness {
 	t.Helper()
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	m := &fakeModel{steps: steps}
+	m := &gatewaytest.Model{Steps: steps}
 	sessions := session.NewManager(st, session.Config{DailyResetHour: new(-1)})
-	g, err := New(Config{
-		Agents:   []Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5}},
+	g, err := gateway.New(gateway.Config{
+		Agents:   []gateway.Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5}},
 		Sessions: sessions,
 		Tools:    tool.NewRegistry(),
-		Models:   fakeModels{m: m},
+		Models:   gatewaytest.Models{M: m},
 		Version:  "test",
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &harness{g: g, model: m, workspace: ws, sessions: sessions, db: db}
+	return &gatewaytest.Harness{G: g, Model: m, Workspace: ws, Sessions: sessions, DB: db}
 }
 
 // collect returns an emit func and the events it got.
@@ -122,8 +125,8 @@ func types(evs []api.Event) string {
 // turn; intermediate assistant messages (tool calls) and tool results in
 // their own.
 func TestReplyCommitsWithEndOfTurn(t *testing.T) {
-	h, st := idemHarness(t, callTool("ls", map[string]string{"path": "."}), reply("all done"))
-	res, _, err := h.send(t, "look around")
+	h, st := idemHarness(t, gatewaytest.CallTool("ls", map[string]string{"path": "."}), gatewaytest.Reply("all done"))
+	res, _, err := h.Send(t, "look around")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,10 +154,10 @@ func TestReplyCommitsWithEndOfTurn(t *testing.T) {
 // A failed model call closes the turn with its error entry in one commit,
 // and a retry of its key gets the error, not a second turn.
 func TestFailedTurnRetry(t *testing.T) {
-	h, _ := idemHarness(t, fail(&engine.ModelError{Kind: engine.ErrUnreachable, Message: "connection refused"}))
+	h, _ := idemHarness(t, gatewaytest.Fail(&engine.ModelError{Kind: engine.ErrUnreachable, Message: "connection refused"}))
 	req := api.SendRequest{Text: "hello", IdempotencyKey: "k-fail"}
-	_, err1 := h.g.Send(context.Background(), req, nil)
-	_, err2 := h.g.Send(context.Background(), req, nil)
+	_, err1 := h.G.Send(context.Background(), req, nil)
+	_, err2 := h.G.Send(context.Background(), req, nil)
 	var a1, a2 *api.Error
 	if !errors.As(err1, &a1) || !errors.As(err2, &a2) || a1.Code != api.CodeModelFailed || a2.Code != api.CodeModelFailed {
 		t.Fatalf("errors %v / %v", err1, err2)
@@ -162,7 +165,7 @@ func TestFailedTurnRetry(t *testing.T) {
 	if !strings.Contains(a2.Message, "connection refused") {
 		t.Errorf("retry's error = %q", a2.Message)
 	}
-	if n := len(h.model.requests()); n != 1 {
+	if n := len(h.Model.Requests()); n != 1 {
 		t.Errorf("model called %d times", n)
 	}
 }
@@ -170,14 +173,14 @@ func TestFailedTurnRetry(t *testing.T) {
 // The accepted event comes after the inbound message is committed and
 // before the model is called.
 func TestAcceptedAfterCommit(t *testing.T) {
-	var h *harness
+	var h *gatewaytest.Harness
 	var modelCalled atomic.Bool
 	h, _ = idemHarness(t, func(ctx context.Context, req *engine.ChatRequest, emit func(engine.Event)) error {
 		modelCalled.Store(true)
-		return reply("hi")(ctx, req, emit)
+		return gatewaytest.Reply("hi")(ctx, req, emit)
 	})
 	var checked bool
-	_, err := h.g.Send(context.Background(), api.SendRequest{Text: "hello", IdempotencyKey: "k1"}, func(ev api.Event) {
+	_, err := h.G.Send(context.Background(), api.SendRequest{Text: "hello", IdempotencyKey: "k1"}, func(ev api.Event) {
 		if ev.Type != api.EventAccepted {
 			return
 		}
@@ -188,7 +191,7 @@ func TestAcceptedAfterCommit(t *testing.T) {
 		if ev.Accepted == nil || ev.Accepted.IdempotencyKey != "k1" || ev.Accepted.SessionKey != "agent:main:main" || ev.Accepted.SessionID == "" {
 			t.Errorf("accepted = %+v", ev.Accepted)
 		}
-		e, ok, err := h.sessions.Get("main", "agent:main:main")
+		e, ok, err := h.Sessions.Get("main", "agent:main:main")
 		if err != nil || !ok || e.OpenTurn == "" {
 			t.Errorf("inbound not committed at accepted: %+v %v %v", e, ok, err)
 		}
@@ -216,14 +219,14 @@ func TestIdempotentRetry(t *testing.T) {
 		var wg sync.WaitGroup
 		var res1 *api.Result
 		var err1 error
-		wg.Go(func() { res1, err1 = h.g.Send(context.Background(), req, nil) })
+		wg.Go(func() { res1, err1 = h.G.Send(context.Background(), req, nil) })
 		<-started
 		emit2, evs2 := collect()
 		var res2 *api.Result
 		var err2 error
 		attached := make(chan struct{})
 		wg.Go(func() {
-			res2, err2 = h.g.Send(context.Background(), req, func(ev api.Event) {
+			res2, err2 = h.G.Send(context.Background(), req, func(ev api.Event) {
 				emit2(ev)
 				if ev.Type == api.EventDelta && ev.Text == "first " {
 					close(attached)
@@ -248,19 +251,19 @@ func TestIdempotentRetry(t *testing.T) {
 				t.Errorf("event %d numbered %s/%d", i, ev.Turn, ev.Seq)
 			}
 		}
-		if n := len(h.model.requests()); n != 1 {
+		if n := len(h.Model.Requests()); n != 1 {
 			t.Errorf("model called %d times", n)
 		}
 	})
 
 	t.Run("finished: the recorded reply", func(t *testing.T) {
-		h, _ := idemHarness(t, reply("the answer"))
+		h, _ := idemHarness(t, gatewaytest.Reply("the answer"))
 		req := api.SendRequest{Text: "q", IdempotencyKey: "k-done"}
-		if _, err := h.g.Send(context.Background(), req, nil); err != nil {
+		if _, err := h.G.Send(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}
 		emit, evs := collect()
-		res, err := h.g.Send(context.Background(), req, emit)
+		res, err := h.G.Send(context.Background(), req, emit)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,10 +273,10 @@ func TestIdempotentRetry(t *testing.T) {
 		if got := types(evs()); got != "accepted" {
 			t.Errorf("events = %s", got)
 		}
-		if n := len(h.model.requests()); n != 1 {
+		if n := len(h.Model.Requests()); n != 1 {
 			t.Errorf("model called %d times", n)
 		}
-		if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+		if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 			t.Errorf("transcript = %s", got)
 		}
 	})
@@ -285,9 +288,9 @@ func TestIdempotentRetry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h := gatewayOver(t, db, db, dir, reply("kept"))
+		h := gatewayOver(t, db, db, dir, gatewaytest.Reply("kept"))
 		req := api.SendRequest{Text: "q", IdempotencyKey: "k-restart"}
-		if _, err := h.g.Send(context.Background(), req, nil); err != nil {
+		if _, err := h.G.Send(context.Background(), req, nil); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -297,11 +300,11 @@ func TestIdempotentRetry(t *testing.T) {
 		}
 		defer db.Close()
 		h2 := gatewayOver(t, db, db, dir)
-		res, err := h2.g.Send(context.Background(), req, nil)
+		res, err := h2.G.Send(context.Background(), req, nil)
 		if err != nil || res.Reply != "kept" || !res.Replayed {
 			t.Fatalf("after restart: %+v, %v", res, err)
 		}
-		if n := len(h2.model.requests()); n != 0 {
+		if n := len(h2.Model.Requests()); n != 0 {
 			t.Errorf("model called %d times", n)
 		}
 	})
@@ -309,36 +312,36 @@ func TestIdempotentRetry(t *testing.T) {
 	t.Run("crash closed it: the interrupted note", func(t *testing.T) {
 		h, _ := idemHarness(t)
 		// What a SIGKILL after the inbound commit leaves.
-		if _, err := h.sessions.BeginTurn("main", "agent:main:main", session.Meta{}, idemDedupKey("k-crash"), engine.UserText("lost?")); err != nil {
+		if _, err := h.Sessions.BeginTurn("main", "agent:main:main", session.Meta{}, gateway.IdemDedupKey("k-crash"), engine.UserText("lost?")); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := h.g.RecoverInterrupted(); n != 1 || err != nil {
+		if n, err := h.G.RecoverInterrupted(); n != 1 || err != nil {
 			t.Fatalf("recovered %d, %v", n, err)
 		}
-		_, err := h.g.Send(context.Background(), api.SendRequest{Text: "lost?", IdempotencyKey: "k-crash"}, nil)
+		_, err := h.G.Send(context.Background(), api.SendRequest{Text: "lost?", IdempotencyKey: "k-crash"}, nil)
 		var ae *api.Error
-		if !errors.As(err, &ae) || ae.Code != api.CodeInterrupted || ae.Message != InterruptedNote {
+		if !errors.As(err, &ae) || ae.Code != api.CodeInterrupted || ae.Message != gateway.InterruptedNote {
 			t.Fatalf("retry = %v", err)
 		}
-		if n := len(h.model.requests()); n != 0 {
+		if n := len(h.Model.Requests()); n != 0 {
 			t.Errorf("model called %d times", n)
 		}
-		if got := strings.Join(h.entryRoles(t), " "); got != "user assistant" {
+		if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant" {
 			t.Errorf("transcript = %s", got)
 		}
 	})
 
 	t.Run("crash left it open: the interrupted note", func(t *testing.T) {
 		h, _ := idemHarness(t)
-		if _, err := h.sessions.BeginTurn("main", "agent:main:main", session.Meta{}, idemDedupKey("k-open"), engine.UserText("lost?")); err != nil {
+		if _, err := h.Sessions.BeginTurn("main", "agent:main:main", session.Meta{}, gateway.IdemDedupKey("k-open"), engine.UserText("lost?")); err != nil {
 			t.Fatal(err)
 		}
-		_, err := h.g.Send(context.Background(), api.SendRequest{Text: "lost?", IdempotencyKey: "k-open"}, nil)
+		_, err := h.G.Send(context.Background(), api.SendRequest{Text: "lost?", IdempotencyKey: "k-open"}, nil)
 		var ae *api.Error
 		if !errors.As(err, &ae) || ae.Code != api.CodeInterrupted {
 			t.Fatalf("retry = %v", err)
 		}
-		if n := len(h.model.requests()); n != 0 {
+		if n := len(h.Model.Requests()); n != 0 {
 			t.Errorf("model called %d times", n)
 		}
 	})
@@ -348,31 +351,31 @@ func TestIdempotentRetry(t *testing.T) {
 // reported by status and closed before the next turn of its session.
 func TestRecoverInterruptedDiskFull(t *testing.T) {
 	h, st := idemHarness(t)
-	if _, err := h.sessions.BeginTurn("main", "agent:main:main", session.Meta{}, idemDedupKey("k"), engine.UserText("lost?")); err != nil {
+	if _, err := h.Sessions.BeginTurn("main", "agent:main:main", session.Meta{}, gateway.IdemDedupKey("k"), engine.UserText("lost?")); err != nil {
 		t.Fatal(err)
 	}
 	st.fail.Store(true)
-	n, err := h.g.RecoverInterrupted()
+	n, err := h.G.RecoverInterrupted()
 	if n != 0 || !errors.Is(err, errDiskFull) {
 		t.Fatalf("recovered %d, %v", n, err)
 	}
-	s := h.g.Status()
+	s := h.G.Status()
 	if s.InterruptedOpen != 1 || !strings.Contains(s.InterruptedError, "no space left") {
 		t.Errorf("status: %d open, %q", s.InterruptedOpen, s.InterruptedError)
 	}
-	if txt := h.g.statusText(h.g.agents["main"], "agent:main:main"); !strings.Contains(txt, "Interrupted turns not closed yet: 1") {
+	if txt := h.G.StatusText(h.G.Agent("main"), "agent:main:main"); !strings.Contains(txt, "Interrupted turns not closed yet: 1") {
 		t.Errorf("/status does not say so:\n%s", txt)
 	}
 	// Space again: the next message closes the old turn first.
 	st.fail.Store(false)
-	res, _, err := h.send(t, "again")
+	res, _, err := h.Send(t, "again")
 	if err != nil || res.Reply != "echo: again" {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	if got := strings.Join(h.entryRoles(t), " "); got != "user assistant user assistant" {
+	if got := strings.Join(h.EntryRoles(t), " "); got != "user assistant user assistant" {
 		t.Errorf("transcript = %s", got)
 	}
-	if s := h.g.Status(); s.InterruptedOpen != 0 {
+	if s := h.G.Status(); s.InterruptedOpen != 0 {
 		t.Errorf("still %d open", s.InterruptedOpen)
 	}
 }
@@ -400,7 +403,7 @@ func TestSendRetryOverHTTP(t *testing.T) {
 	}
 	// The first request's connection is cut after its first delta.
 	var cuts atomic.Int32
-	handler := h.g.Handler()
+	handler := localapi.New(h.G, nil, localapi.Config{})
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == api.PathMessages {
 			if cuts.Add(1) == 1 {
@@ -409,7 +412,7 @@ func TestSendRetryOverHTTP(t *testing.T) {
 			}
 			// The retry: let the model go on once it has attached.
 			go func() {
-				for !h.g.followed() {
+				for !h.G.Followed() {
 					time.Sleep(time.Millisecond)
 				}
 				close(release)
@@ -434,7 +437,7 @@ func TestSendRetryOverHTTP(t *testing.T) {
 	if res.Reply != "one two" || strings.Join(deltas, "|") != "one |two" || retries != 1 {
 		t.Errorf("reply %q, deltas %q, %d retries", res.Reply, deltas, retries)
 	}
-	if n := len(h.model.requests()); n != 1 {
+	if n := len(h.Model.Requests()); n != 1 {
 		t.Errorf("model called %d times", n)
 	}
 }
@@ -468,21 +471,4 @@ func (c *cutWriter) Flush() {
 	if !c.cut {
 		c.ResponseWriter.(http.Flusher).Flush()
 	}
-}
-
-// followed reports whether a retry attached to some running turn: its
-// owner's request stays subscribed (writing nowhere once cut), so a second
-// subscriber is the retry.
-func (g *Gateway) followed() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, l := range g.turnLogs {
-		l.mu.Lock()
-		n := len(l.subs)
-		l.mu.Unlock()
-		if n >= 2 {
-			return true
-		}
-	}
-	return false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/agent"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/crashpoint"
 	"github.com/openclaw-edge/edge/engine/delivery"
 	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/session"
@@ -19,43 +20,47 @@ import (
 	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
-// origin is where a turn's message came from and where its reply goes:
-// the CLI (the control API) or a channel.
-type origin struct {
-	// in is the normalized message; its Text is what the sender wrote.
-	in engine.Inbound
-	// trusted carries what only the gateway knows (mention, subject,
-	// group history); Timestamp and Context are filled by runTurn.
-	trusted prompt.Trusted
-	meta    session.Meta
-	// main: the session is the agent's main one (MEMORY.md is loaded).
-	main bool
-	// owner: the sender is an owner.
-	owner bool
-	// created records the files this turn's tools created (what a
-	// non-owner's reply may attach); runTurn sets it when nil.
-	created *tool.Created
-	// reply, when set, turns the reply into records (outbox items) that
+// Origin is where a turn's message came from and where its reply goes:
+// the CLI (the control API) or a channel (engine/inbound builds those).
+type Origin struct {
+	// In is the normalized message; its Text is what the sender wrote.
+	In engine.Inbound
+	// Trusted carries what only the gateway knows (mention, subject,
+	// group history); Timestamp and Context are filled by RunTurn.
+	Trusted prompt.Trusted
+	Meta    session.Meta
+	// Main: the session is the agent's main one (MEMORY.md is loaded).
+	Main bool
+	// Owner: the sender is an owner.
+	Owner bool
+	// Created records the files this turn's tools created (what a
+	// non-owner's reply may attach); RunTurn sets it when nil.
+	Created *tool.Created
+	// Reply, when set, turns the reply into records (outbox items) that
 	// are committed with the end of the turn. nil: the CLI, which gets the
 	// reply in the API's response.
-	reply func(delivery.Reply) ([]session.Record, error)
+	Reply func(delivery.Reply) ([]session.Record, error)
+	// Stopping, when set, reports whether the origin's side is shutting
+	// down: a turn aborted then was cut by a restart, and its sender is
+	// told so.
+	Stopping func() bool
 }
 
 // cliOrigin is the origin of a message from the control API.
-func (g *Gateway) cliOrigin(ag *Agent, key engine.SessionKey, text string) *origin {
-	return &origin{
-		in:      engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", Text: text},
-		trusted: prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect},
-		meta:    session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI"},
-		main:    key == engine.AgentSessionKey(ag.ID, g.cfg.MainKey),
-		owner:   true,
+func (g *Gateway) cliOrigin(ag *Agent, key engine.SessionKey, text string) *Origin {
+	return &Origin{
+		In:      engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect, SenderID: "owner", Text: text},
+		Trusted: prompt.Trusted{Channel: "cli", Provider: "cli", ChatType: engine.ChatDirect},
+		Meta:    session.Meta{ChatType: string(engine.ChatDirect), Channel: "cli", DisplayName: "CLI"},
+		Main:    key == engine.AgentSessionKey(ag.ID, g.cfg.MainKey),
+		Owner:   true,
 	}
 }
 
 // runTurn runs one model turn in the session's lane. dedup is the inbound
 // message's dedup key ("" = none); idemKey, when set, makes a duplicate
 // answer with the recorded outcome of the turn it started.
-func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey, o *origin, dedup, idemKey string, emit func(api.Event)) (*api.Result, error) {
+func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey, o *Origin, dedup, idemKey string, emit func(api.Event)) (*api.Result, error) {
 	if g.lanes.Busy(string(key)) {
 		emit(api.Event{Type: api.EventQueued, Text: "waiting for the current turn of " + string(key)})
 	}
@@ -73,14 +78,14 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 
 	g.closeLeftover(ag, key)
 	now := g.cfg.Now()
-	if o.in.Channel == "cli" {
-		o.in.MessageID = strings.TrimPrefix(dedup, "cli:")
+	if o.In.Channel == "cli" {
+		o.In.MessageID = strings.TrimPrefix(dedup, "cli:")
 		if idemKey != "" {
-			o.in.MessageID = idemKey
+			o.In.MessageID = idemKey
 		}
 	}
-	if o.in.Timestamp.IsZero() {
-		o.in.Timestamp = now
+	if o.In.Timestamp.IsZero() {
+		o.In.Timestamp = now
 	}
 
 	// What the session is now: its overrides pick the model, and its
@@ -88,7 +93,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	// new message must carry (prompt.TurnContext).
 	prev, hasPrev, err := g.cfg.Sessions.Get(ag.ID, key)
 	if err != nil {
-		return nil, g.internal("read the session", err)
+		return nil, g.Internal("read the session", err)
 	}
 	var prior []engine.Message
 	if (!hasPrev || g.cfg.Sessions.Expired(prev.UpdatedAt, now)) && ag.SessionStart != nil {
@@ -97,7 +102,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	if hasPrev && !g.cfg.Sessions.Expired(prev.UpdatedAt, now) {
 		items, err := g.cfg.Sessions.ContextItems(ag.ID, key)
 		if err != nil {
-			return nil, g.internal("read the session context", err)
+			return nil, g.Internal("read the session context", err)
 		}
 		for i := range items {
 			prior = append(prior, items[i].Message)
@@ -146,7 +151,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		model, info, answered, modelErr = g.cfg.Models.Resolve(append([]string{ref}, ag.Fallbacks...), onSwitch)
 	}
 	base := g.promptParams(ag, key, info, thinking)
-	base.Channel, base.ChatType, base.MainSession = o.in.Channel, o.in.ChatType, o.main
+	base.Channel, base.ChatType, base.MainSession = o.In.Channel, o.In.ChatType, o.Main
 	tc := prompt.TurnContext{}
 	if modelErr == nil {
 		// Notes ride in the user message: on a small window they must
@@ -167,10 +172,10 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		tc = prompt.NewTurnContext(prior, g.runtimeLine(base, info, thinking), notes)
 	}
 
-	trusted := o.trusted
-	trusted.Timestamp, trusted.Context = o.in.Timestamp.In(ag.Location), tc
-	user := engine.UserText(prompt.UserMessage(o.in, trusted))
-	meta := o.meta
+	trusted := o.Trusted
+	trusted.Timestamp, trusted.Context = o.In.Timestamp.In(ag.Location), tc
+	user := engine.UserText(prompt.UserMessage(o.In, trusted))
+	meta := o.Meta
 	meta.Workspace = ag.Workspace
 	t, err := g.cfg.Sessions.BeginTurn(ag.ID, key, meta, dedup, user)
 	if errors.Is(err, session.ErrDuplicate) {
@@ -180,23 +185,23 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return &api.Result{SessionKey: string(key), Suppressed: true, Command: "duplicate"}, nil
 	}
 	if err != nil {
-		return nil, g.internal("record the inbound message", err)
+		return nil, g.Internal("record the inbound message", err)
 	}
 	// Committed: from here the message is answered or, after a crash,
 	// closed with a note. Only now is it acknowledged.
 	emit(api.Event{Type: api.EventAccepted, Accepted: &api.Accepted{SessionKey: string(key), SessionID: t.SessionID, IdempotencyKey: idemKey}})
-	crashpoint("after-accept")
+	crashpoint.At("after-accept")
 	res := &api.Result{SessionKey: string(key), SessionID: t.SessionID}
 	if modelErr != nil {
 		return nil, g.failTurn(ag, key, o, res, modelErr)
 	}
 	res.Model = info.Ref
 
-	if o.created == nil {
-		o.created = &tool.Created{}
+	if o.Created == nil {
+		o.Created = &tool.Created{}
 	}
-	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}, Created: o.created}
-	if !o.owner {
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}, Created: o.Created}
+	if !o.Owner {
 		// Someone other than the owner (an approved contact, a group
 		// member) chats without tools: the tools act on the owner's
 		// workspace — its MEMORY.md, AGENTS.md, files and shell — and a
@@ -326,7 +331,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		g.log.Warn("context overflow: compacting and retrying", "session", key, "err", err)
 		if final != nil {
 			if _, aerr := g.cfg.Sessions.Append(ag.ID, key, *final); aerr != nil {
-				return nil, g.internal("record a reply", aerr)
+				return nil, g.Internal("record a reply", aerr)
 			}
 			final = nil
 		}
@@ -367,17 +372,17 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	// The reply's delivery to a channel (the outbox) is queued in the
 	// same transaction as the reply and the end marker.
 	var records []session.Record
-	if o.reply != nil && !reply.Silent {
-		if records, err = o.reply(reply); err != nil {
-			return nil, g.internal("queue the reply", err)
+	if o.Reply != nil && !reply.Silent {
+		if records, err = o.Reply(reply); err != nil {
+			return nil, g.Internal("queue the reply", err)
 		}
 	}
-	crashpoint("before-end")
+	crashpoint.At("before-end")
 	// The reply and the end marker: one transaction.
 	if err := g.cfg.Sessions.EndTurnWith(ag.ID, key, usage, contextTokens, res.Model, records, closing...); err != nil {
-		return nil, g.internal("finish the turn", err)
+		return nil, g.Internal("finish the turn", err)
 	}
-	crashpoint("after-end")
+	crashpoint.At("after-end")
 	g.mu.Lock()
 	g.lastModel = res.Model
 	g.mu.Unlock()
@@ -517,7 +522,7 @@ func windowText(w prompt.Window) string {
 }
 
 // failTurn records a turn that failed before the model produced anything.
-func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, o *origin, res *api.Result, err error) error {
+func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, o *Origin, res *api.Result, err error) error {
 	return g.failTurnAfter(ag, key, o, res, err, engine.Usage{}, 0, nil)
 }
 
@@ -526,7 +531,7 @@ func (g *Gateway) failTurn(ag *Agent, key engine.SessionKey, o *origin, res *api
 // (nil if none): a partial reply the model produced before failing, which
 // then is the error entry, committed with the end of the turn.
 // LastModel is left alone: the model did not answer.
-func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, o *origin, res *api.Result, err error, usage engine.Usage, contextTokens int, final *engine.Message) error {
+func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, o *Origin, res *api.Result, err error, usage engine.Usage, contextTokens int, final *engine.Message) error {
 	kind := engine.KindOf(err)
 	msg := userMessage(err)
 	code := api.CodeModelFailed
@@ -555,17 +560,17 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, o *origin, res
 		})
 	}
 	var records []session.Record
-	if o != nil && o.reply != nil && (kind != engine.ErrAborted || g.ch.isStopping()) {
+	if o != nil && o.Reply != nil && (kind != engine.ErrAborted || (o.Stopping != nil && o.Stopping())) {
 		// The channel's sender learns that the turn failed; only an owner
 		// sees why (it may name providers and config keys).
 		text := "⚠️ Sorry, I could not answer that. Please try again later."
 		switch {
 		case kind == engine.ErrAborted:
 			text = "⚠️ I was restarting and could not finish answering. Please send that again."
-		case o.owner:
+		case o.Owner:
 			text = "⚠️ " + msg
 		}
-		if r, e := o.reply(delivery.Reply{Text: text}); e != nil {
+		if r, e := o.Reply(delivery.Reply{Text: text}); e != nil {
 			g.log.Error("could not queue a failed turn's notice", "session", key, "err", e)
 		} else {
 			records = r

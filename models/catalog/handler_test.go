@@ -14,7 +14,9 @@ import (
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/localapi"
 	"github.com/openclaw-edge/edge/models/catalog"
+	"github.com/openclaw-edge/edge/models/catalog/catalogapi"
 	"github.com/openclaw-edge/edge/models/gguf/gguftest"
 )
 
@@ -52,11 +54,11 @@ func TestHandler(t *testing.T) {
 	fx := newPullFixture(t, true)
 	var mu sync.Mutex
 	var changed []string
-	h := catalog.Handler(fx.reg, catalog.HandlerOptions{Changed: func(name string) {
+	h := localapi.New(nil, nil, localapi.Config{Models: catalogapi.New(fx.reg, catalogapi.Options{Changed: func(name string) {
 		mu.Lock()
 		defer mu.Unlock()
 		changed = append(changed, name)
-	}})
+	}})})
 	cl := serveModels(t, h)
 	ctx := context.Background()
 
@@ -115,7 +117,7 @@ func TestHandler(t *testing.T) {
 
 	// Errors: each with its code and a message for people.
 	_, err = cl.PullModel(ctx, api.PullRequest{Name: "corrupt"}, nil)
-	if apiCode(err) != catalog.CodePullFailed || !strings.Contains(err.Error(), "checksum mismatch") {
+	if apiCode(err) != localapi.CodePullFailed || !strings.Contains(err.Error(), "checksum mismatch") {
 		t.Errorf("pull corrupt = %v (%s)", err, apiCode(err))
 	}
 	_, err = cl.PullModel(ctx, api.PullRequest{Name: "nope"}, nil)
@@ -160,7 +162,7 @@ func TestHandler(t *testing.T) {
 
 func TestHandlerBadRequests(t *testing.T) {
 	reg := newRegistry(t, catalog.Config{})
-	srv := httptest.NewServer(catalog.Handler(reg, catalog.HandlerOptions{}))
+	srv := httptest.NewServer(localapi.New(nil, nil, localapi.Config{Models: catalogapi.New(reg, catalogapi.Options{})}))
 	t.Cleanup(srv.Close)
 	for _, tt := range []struct {
 		method, path, body string

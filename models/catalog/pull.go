@@ -572,3 +572,11 @@ func writeValidators(path string, v validators) error {
 	}
 	return nil
 }
+
+// CheckPull reports what PullAs would refuse of ref and name before it
+// starts (no model given, a bad name, a name not in the catalog, a bad
+// URL), so a caller can answer that plainly before it streams progress.
+func (r *Registry) CheckPull(ref, name string) error {
+	_, err := r.source(ref, name)
+	return err
+}

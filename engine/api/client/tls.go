@@ -15,7 +15,7 @@ import (
 	"unicode"
 
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/api/pair"
+	"github.com/openclaw-edge/edge/engine/pair"
 )
 
 // ErrKeyChanged is wrapped when a remote gateway shows a key other than the

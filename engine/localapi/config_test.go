@@ -1,0 +1,150 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/api/client"
+)
+
+// TestConfigEndpoints gets, sets and validates the gateway's config file
+// over a Unix socket.
+func TestConfigEndpoints(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir) // the default workspace must be creatable
+	t.Setenv("TEST_OC_KEY", "sk-very-secret")
+	file := filepath.Join(dir, "openclaw.json")
+	if err := os.WriteFile(file, []byte(`{
+  models: { providers: { acme: { api: 'openai-completions', baseUrl: 'http://x', apiKey: '${TEST_OC_KEY}', models: [{ id: 'm' }] } } },
+}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	c := client.New(serveUnix(t, New(h.G, nil, Config{ConfigFile: file})))
+	ctx := context.Background()
+
+	v, err := c.ConfigGet(ctx, "gateway.port")
+	if err != nil || string(v.Value) != "18789" || v.File != file {
+		t.Fatalf("get gateway.port: %+v %v", v, err)
+	}
+	v, err = c.ConfigGet(ctx, "models.providers.acme")
+	if err != nil || strings.Contains(string(v.Value), "sk-very") || !strings.Contains(string(v.Value), `"apiKey":"[redacted]"`) {
+		t.Fatalf("get provider: %s %v", v.Value, err)
+	}
+	var ae *api.Error
+	if _, err := c.ConfigGet(ctx, "gateway.nope"); !errors.As(err, &ae) || ae.Code != api.CodeNotFound {
+		t.Errorf("unknown key: %v", err)
+	}
+
+	res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.port", Value: json.RawMessage("18790")})
+	if err != nil || !res.OK || !res.RestartNeeded || string(res.Value) != "18790" || res.Backup != file+".bak" {
+		t.Fatalf("set: %+v %v", res, err)
+	}
+	if v, err := c.ConfigGet(ctx, "gateway.port"); err != nil || string(v.Value) != "18790" {
+		t.Errorf("get after set: %+v %v", v, err)
+	}
+	before, _ := os.ReadFile(file)
+	_, err = c.ConfigSet(ctx, api.ConfigSetRequest{Key: "session.reset.mode", Value: json.RawMessage(`"often"`)})
+	if !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig || !strings.Contains(ae.Message, "session.reset.mode") || !strings.Contains(ae.Message, "was not changed") {
+		t.Errorf("invalid set: %v", err)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(before) {
+		t.Error("an invalid set changed the file")
+	}
+	// null removes the key: the default applies again.
+	if res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.port", Value: json.RawMessage("null")}); err != nil || string(res.Value) != "18789" {
+		t.Errorf("set null: %+v %v", res, err)
+	}
+	if _, err := c.ConfigSet(ctx, api.ConfigSetRequest{Value: json.RawMessage("1")}); !errors.As(err, &ae) || ae.Code != api.CodeBadRequest {
+		t.Errorf("set without a key: %v", err)
+	}
+
+	val, err := c.ConfigValidate(ctx)
+	if err != nil || !val.OK || val.File != file || len(val.Errors) != 0 {
+		t.Errorf("validate: %+v %v", val, err)
+	}
+	if err := os.WriteFile(file, []byte("{ agents: { defualts: {} } }"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	val, err = c.ConfigValidate(ctx)
+	if err != nil || val.OK || len(val.Errors) != 1 || val.Errors[0].Path != "agents.defualts" || val.Errors[0].Line != 1 {
+		t.Errorf("validate a bad file: %+v %v", val, err)
+	}
+	if _, err := c.ConfigGet(ctx, "gateway.port"); !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig {
+		t.Errorf("get from a bad file: %v", err)
+	}
+}
+
+// TestConfigSetCreates: a gateway on its built-in defaults creates its
+// config file on the first set, and reads it from then on.
+func TestConfigSetCreates(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	newFile := filepath.Join(dir, "state", "openclaw.json")
+	if err := os.MkdirAll(filepath.Dir(newFile), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	c := client.New(serveUnix(t, New(h.G, nil, Config{ConfigNewFile: newFile})))
+	ctx := context.Background()
+	if val, err := c.ConfigValidate(ctx); err != nil || !val.OK || !val.Missing {
+		t.Errorf("validate the defaults: %+v %v", val, err)
+	}
+	res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.logLevel", Value: json.RawMessage(`"debug"`)})
+	if err != nil || !res.Created || res.File != newFile {
+		t.Fatalf("set: %+v %v", res, err)
+	}
+	if v, err := c.ConfigGet(ctx, "gateway.logLevel"); err != nil || string(v.Value) != `"debug"` || v.File != newFile {
+		t.Errorf("get: %+v %v", v, err)
+	}
+}
+
+// TestConfigValidateAccessKeys: the gateway's own check of its file (what
+// `openclaw config validate` asks it) refuses the access keys its start
+// would refuse, with key paths and lines, and config set keeps such a
+// value out of the file.
+func TestConfigValidateAccessKeys(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	file := filepath.Join(dir, "openclaw.json")
+	good := "{\n  channels: { imessage: { dmPolicy: 'allowlist', allowFrom: ['+15550001111'] } },\n}\n"
+	bad := "{\n  commands: { ownerAllowFrom: ['imessage:+1222x'] },\n  channels: { imessage: { dmPolicy: 'allowlist', allowFrom: [] } },\n}\n"
+	if err := os.WriteFile(file, []byte(bad), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	c := client.New(serveUnix(t, New(h.G, nil, Config{ConfigFile: file})))
+	ctx := context.Background()
+	val, err := c.ConfigValidate(ctx)
+	if err != nil || val.OK || val.By != "gateway" || len(val.Errors) != 2 {
+		t.Fatalf("validate: %+v %v", val, err)
+	}
+	for i, want := range []api.ConfigProblem{
+		{File: file, Line: 2, Path: "commands.ownerAllowFrom[0]", Reason: `"+1222x" is not a phone number`},
+		{File: file, Line: 3, Path: "channels.imessage.allowFrom", Reason: "dmPolicy allowlist needs at least one sender"},
+	} {
+		got := val.Errors[i]
+		if got.File != want.File || got.Line != want.Line || got.Path != want.Path || !strings.HasPrefix(got.Reason, want.Reason) {
+			t.Errorf("problem %d: %+v, want %+v", i, got, want)
+		}
+	}
+
+	if err := os.WriteFile(file, []byte(good), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var ae *api.Error
+	_, err = c.ConfigSet(ctx, api.ConfigSetRequest{Key: "channels.imessage.allowFrom", Value: json.RawMessage(`["+1555000111\u200b1"]`)})
+	if !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig || !strings.Contains(ae.Message, "channels.imessage.allowFrom[0]") || !strings.Contains(ae.Message, "U+200B") {
+		t.Errorf("set an invisible character: %v", err)
+	}
+	if after, _ := os.ReadFile(file); string(after) != good {
+		t.Errorf("a refused set changed the file:\n%s", after)
+	}
+}

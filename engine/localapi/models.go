@@ -1,0 +1,159 @@
+package localapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine/api"
+)
+
+// CodePullFailed is the api.Error code of a pull that failed after it
+// started (network, checksum, invalid file).
+const CodePullFailed = "pull_failed"
+
+// Models is the local model registry (models/catalog, through
+// models/catalog/catalogapi). Its errors are *api.Error where they mean
+// something on the wire (not found, bad request, forbidden, aborted);
+// anything else is internal (a pull's: pull_failed).
+type Models interface {
+	// List is the installed models and the catalog's, sorted by name.
+	List() []api.ModelInfo
+	// Describe is what is known of name, with the file header's details.
+	Describe(name string) (api.ModelInfo, error)
+	Import(req api.ImportModelRequest) (api.ModelInfo, error)
+	// Remove forgets an installed model (and deletes a pulled file); it
+	// returns the model as it was.
+	Remove(name string) (api.ModelInfo, error)
+	// CheckPull refuses a bad name or URL, before the stream starts.
+	CheckPull(req api.PullRequest) error
+	Pull(ctx context.Context, req api.PullRequest, progress func(done, total int64)) (api.ModelInfo, error)
+}
+
+// Request body limit of import and pull.
+const maxModelBody = 64 << 10
+
+// pullProgressEvery is the least time between two progress events of a
+// pull; the last one is always sent.
+const pullProgressEvery = 250 * time.Millisecond
+
+// modelRoutes are the model endpoints (DESIGN.md §7).
+func modelRoutes(ms Models) []Route {
+	h := modelsAPI{ms}
+	return []Route{
+		{http.MethodGet, api.PathModels, h.list},
+		{http.MethodGet, api.PathModelInfo, h.info},
+		{http.MethodPost, api.PathModelImport, h.importModel},
+		{http.MethodPost, api.PathModelPull, h.pull},
+		{http.MethodPost, api.PathModelRemove, h.remove},
+	}
+}
+
+type modelsAPI struct{ ms Models }
+
+func (h modelsAPI) list(w http.ResponseWriter, r *http.Request) {
+	api.WriteJSON(w, http.StatusOK, h.ms.List())
+}
+
+func nameParam(r *http.Request) (string, error) {
+	name := r.URL.Query().Get("name")
+	if name == "" {
+		return "", badRequest("missing the name parameter")
+	}
+	return name, nil
+}
+
+func (h modelsAPI) info(w http.ResponseWriter, r *http.Request) {
+	name, err := nameParam(r)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	info, err := h.ms.Describe(name)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, info)
+}
+
+func (h modelsAPI) importModel(w http.ResponseWriter, r *http.Request) {
+	var req api.ImportModelRequest
+	if err := decodeJSON(w, r, maxModelBody, &req); err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	info, err := h.ms.Import(req)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, info)
+}
+
+func (h modelsAPI) remove(w http.ResponseWriter, r *http.Request) {
+	name, err := nameParam(r)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	info, err := h.ms.Remove(name)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, info)
+}
+
+func (h modelsAPI) pull(w http.ResponseWriter, r *http.Request) {
+	var req api.PullRequest
+	if err := decodeJSON(w, r, maxModelBody, &req); err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	// Refuse a bad name or URL with a plain error before the stream.
+	if err := h.ms.CheckPull(req); err != nil {
+		api.WriteError(w, badRequest(err.Error()))
+		return
+	}
+	flusher := startStream(w)
+	if flusher != nil {
+		flusher.Flush()
+	}
+	send := func(ev api.PullEvent) {
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
+			return // the client went away; the context stops the pull
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	var last time.Time
+	var lastDone int64 = -1
+	progress := func(done, total int64) {
+		now := time.Now()
+		if done == lastDone || (now.Sub(last) < pullProgressEvery && done != total) {
+			return
+		}
+		last, lastDone = now, done
+		send(api.PullEvent{Type: api.PullProgress, Done: done, Total: total})
+	}
+	// A client that goes away (Ctrl-C) stops the download; the .part stays
+	// for the next pull.
+	info, err := h.ms.Pull(r.Context(), req, progress)
+	if err != nil {
+		ae := asAPIError(err)
+		if ae.Code == api.CodeInternal {
+			ae.Code = CodePullFailed
+		}
+		send(api.PullEvent{Type: api.PullError, Error: ae})
+		return
+	}
+	send(api.PullEvent{Type: api.PullDone, Model: &info})
+}
