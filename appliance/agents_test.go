@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -13,18 +14,11 @@ import (
 // layer (tools.byProvider) to the failover chain (modelset's
 // TestProviderTools), but an invalid layer is refused.
 func TestAgentsLeaveProviderLayer(t *testing.T) {
-	cfg, err := config.Parse([]byte(`{
-		models: { providers: {
-			cloud: { api: 'openai-completions', baseUrl: 'http://127.0.0.1:1', apiKey: 'k' },
-			ollama: { api: 'ollama', baseUrl: 'http://127.0.0.1:2' },
-		} },
-		agents: { defaults: { model: { primary: 'cloud/big', fallbacks: ['ollama/small', 'ollama/tiny'] } } },
-		tools: { profile: 'coding', byProvider: {
-			ollama: { deny: ['exec', 'write'] },
-			'ollama/tiny': { profile: 'minimal', allow: ['read'] },
-			cloud: { deny: ['grep'] },
-		} },
-	}`), "t.json5")
+	data, err := os.ReadFile("testdata/provider-tools.json5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(data, "provider-tools.json5")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 func (h *handler) approvalRoutes() []Route {
 	return []Route{
 		{"GET", api.PathApprovals, h.serveApprovals},
-		{"POST", api.PathApprovals + "/{id}", h.serveDecide},
+		{"POST", api.PathApprovals + "/{id}", jsonBody(maxSendBody, h.serveDecide)},
 		{"GET", api.PathApprovalAllowlist, h.serveAllowlist},
 		{"POST", api.PathApprovalAllowlist, h.serveAllowlistAdd},
 		{"DELETE", api.PathApprovalAllowlist, h.serveAllowlistRemove},
@@ -31,23 +31,16 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request) {
 	api.WriteJSON(w, http.StatusOK, h.gw.Approvals())
 }
 
-func (h *handler) serveDecide(w http.ResponseWriter, r *http.Request) {
-	var req api.ApprovalDecision
-	if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
+func (h *handler) serveDecide(r *http.Request, req api.ApprovalDecision) (api.ApprovalResult, error) {
 	if req.Decision == "" {
-		api.WriteError(w, badRequest(`missing "decision" (one of `+strings.Join(api.Decisions, ", ")+")"))
-		return
+		return api.ApprovalResult{}, badRequest(`missing "decision" (one of ` + strings.Join(api.Decisions, ", ") + ")")
 	}
 	ap, err := h.gw.Decide("", r.PathValue("id"), tool.Decision(req.Decision))
 	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
+		return api.ApprovalResult{}, err
 	}
 	h.log.Info("exec approval decided", "id", ap.ID, "session", ap.SessionKey, "decision", req.Decision)
-	api.WriteJSON(w, http.StatusOK, api.ApprovalResult{Decision: req.Decision, Approval: ap})
+	return api.ApprovalResult{Decision: req.Decision, Approval: ap}, nil
 }
 
 // allowAgent resolves the agent of an allowlist request ("" = default).

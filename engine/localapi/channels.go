@@ -7,60 +7,26 @@ import (
 )
 
 func (h *handler) channelRoutes() []Route {
-	var rs []Route
-	rs = append(rs, Route{"GET", api.PathChannels, func(w http.ResponseWriter, r *http.Request) {
-		api.WriteJSON(w, http.StatusOK, h.in.ChannelStatuses())
-	}})
-	rs = append(rs, Route{"POST", api.PathChannelLogin, h.serveLogin})
-	rs = append(rs, Route{"POST", api.PathChannelLogout, func(w http.ResponseWriter, r *http.Request) {
-		var req api.LoginRequest
-		if err := decodeJSON(w, r, 4<<10, &req); err != nil {
-			api.WriteError(w, asAPIError(err))
-			return
-		}
-		st, err := h.in.Logout(r.Context(), req)
-		if err != nil {
-			api.WriteError(w, asAPIError(err))
-			return
-		}
-		api.WriteJSON(w, http.StatusOK, st)
-	}})
-	rs = append(rs, Route{"GET", api.PathPairing, func(w http.ResponseWriter, r *http.Request) {
-		list, err := h.in.PairingList(r.URL.Query().Get("channel"))
-		if err != nil {
-			api.WriteError(w, asAPIError(err))
-			return
-		}
-		api.WriteJSON(w, http.StatusOK, list)
-	}})
-	for path, approve := range map[string]bool{api.PathPairingApprove: true, api.PathPairingDeny: false} {
-		rs = append(rs, Route{"POST", path, func(w http.ResponseWriter, r *http.Request) {
-			var d api.PairingDecision
-			if err := decodeJSON(w, r, 4<<10, &d); err != nil {
-				api.WriteError(w, asAPIError(err))
-				return
-			}
-			res, err := h.in.PairingDecide(d.Channel, d.Code, approve)
-			if err != nil {
-				api.WriteError(w, asAPIError(err))
-				return
-			}
-			api.WriteJSON(w, http.StatusOK, res)
-		}})
+	rs := []Route{
+		{"GET", api.PathChannels, func(w http.ResponseWriter, r *http.Request) {
+			api.WriteJSON(w, http.StatusOK, h.in.ChannelStatuses())
+		}},
+		{"POST", api.PathChannelLogin, h.serveLogin},
+		{"POST", api.PathChannelLogout, jsonBody(4<<10, func(r *http.Request, req api.LoginRequest) (*api.ChannelStatus, error) {
+			return h.in.Logout(r.Context(), req)
+		})},
+		{"GET", api.PathPairing, jsonQuery(func(r *http.Request) ([]api.PairingRequest, error) {
+			return h.in.PairingList(r.URL.Query().Get("channel"))
+		})},
+		{"POST", api.PathMessageSend, jsonBody(maxSendBody, func(r *http.Request, req api.OutboundRequest) (*api.OutboundResult, error) {
+			return h.in.SendOutbound(req)
+		})},
 	}
-	rs = append(rs, Route{"POST", api.PathMessageSend, func(w http.ResponseWriter, r *http.Request) {
-		var req api.OutboundRequest
-		if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
-			api.WriteError(w, asAPIError(err))
-			return
-		}
-		res, err := h.in.SendOutbound(req)
-		if err != nil {
-			api.WriteError(w, asAPIError(err))
-			return
-		}
-		api.WriteJSON(w, http.StatusOK, res)
-	}})
+	for path, approve := range map[string]bool{api.PathPairingApprove: true, api.PathPairingDeny: false} {
+		rs = append(rs, Route{"POST", path, jsonBody(4<<10, func(r *http.Request, d api.PairingDecision) (*api.PairingRequest, error) {
+			return h.in.PairingDecide(d.Channel, d.Code, approve)
+		})})
+	}
 	return rs
 }
 

@@ -35,25 +35,18 @@ const maxDeviceBody = 16 << 10
 func deviceRoutes(ds Devices) []Route {
 	h := devicesAPI{ds}
 	return []Route{
-		{http.MethodPost, api.PathPairCode, h.pairCode},
+		{http.MethodPost, api.PathPairCode, jsonQuery(h.pairCode)},
 		{http.MethodGet, api.PathDevices, h.list},
-		{http.MethodPost, api.PathDeviceRevoke, h.revoke},
-		{http.MethodPost, api.PathDeviceRename, h.rename},
-		{http.MethodPost, api.PathDeviceRole, h.role},
+		{http.MethodPost, api.PathDeviceRevoke, jsonBody(maxDeviceBody, h.revoke)},
+		{http.MethodPost, api.PathDeviceRename, jsonBody(maxDeviceBody, h.rename)},
+		{http.MethodPost, api.PathDeviceRole, jsonBody(maxDeviceBody, h.role)},
 		{http.MethodGet, api.PathWhoAmI, h.whoAmI},
 	}
 }
 
 type devicesAPI struct{ ds Devices }
 
-func (h devicesAPI) pairCode(w http.ResponseWriter, r *http.Request) {
-	c, err := h.ds.LocalCode()
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, c)
-}
+func (h devicesAPI) pairCode(r *http.Request) (api.PairCode, error) { return h.ds.LocalCode() }
 
 func (h devicesAPI) list(w http.ResponseWriter, r *http.Request) {
 	api.WriteJSON(w, http.StatusOK, h.ds.Devices())
@@ -63,29 +56,14 @@ func (h devicesAPI) whoAmI(w http.ResponseWriter, r *http.Request) {
 	api.WriteJSON(w, http.StatusOK, h.ds.WhoAmI(r.Context()))
 }
 
-func (h devicesAPI) revoke(w http.ResponseWriter, r *http.Request) {
-	h.change(w, r, func(ref api.DeviceRef) (api.Device, error) { return h.ds.Revoke(ref.ID) })
+func (h devicesAPI) revoke(r *http.Request, ref api.DeviceRef) (api.Device, error) {
+	return h.ds.Revoke(ref.ID)
 }
 
-func (h devicesAPI) rename(w http.ResponseWriter, r *http.Request) {
-	h.change(w, r, func(ref api.DeviceRef) (api.Device, error) { return h.ds.Rename(ref.ID, ref.Name) })
+func (h devicesAPI) rename(r *http.Request, ref api.DeviceRef) (api.Device, error) {
+	return h.ds.Rename(ref.ID, ref.Name)
 }
 
-func (h devicesAPI) role(w http.ResponseWriter, r *http.Request) {
-	h.change(w, r, func(ref api.DeviceRef) (api.Device, error) { return h.ds.SetRoleFor(r.Context(), ref.ID, ref.Role) })
-}
-
-// change reads a DeviceRef and answers with the device fn changed.
-func (h devicesAPI) change(w http.ResponseWriter, r *http.Request, fn func(api.DeviceRef) (api.Device, error)) {
-	var ref api.DeviceRef
-	if err := decodeJSON(w, r, maxDeviceBody, &ref); err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	d, err := fn(ref)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, d)
+func (h devicesAPI) role(r *http.Request, ref api.DeviceRef) (api.Device, error) {
+	return h.ds.SetRoleFor(r.Context(), ref.ID, ref.Role)
 }

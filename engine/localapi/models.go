@@ -44,10 +44,10 @@ func modelRoutes(ms Models) []Route {
 	h := modelsAPI{ms}
 	return []Route{
 		{http.MethodGet, api.PathModels, h.list},
-		{http.MethodGet, api.PathModelInfo, h.info},
-		{http.MethodPost, api.PathModelImport, h.importModel},
+		{http.MethodGet, api.PathModelInfo, jsonQuery(h.info)},
+		{http.MethodPost, api.PathModelImport, jsonBody(maxModelBody, h.importModel)},
 		{http.MethodPost, api.PathModelPull, h.pull},
-		{http.MethodPost, api.PathModelRemove, h.remove},
+		{http.MethodPost, api.PathModelRemove, jsonQuery(h.remove)},
 	}
 }
 
@@ -65,46 +65,24 @@ func nameParam(r *http.Request) (string, error) {
 	return name, nil
 }
 
-func (h modelsAPI) info(w http.ResponseWriter, r *http.Request) {
+func (h modelsAPI) info(r *http.Request) (api.ModelInfo, error) {
 	name, err := nameParam(r)
 	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
+		return api.ModelInfo{}, err
 	}
-	info, err := h.ms.Describe(name)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, info)
+	return h.ms.Describe(name)
 }
 
-func (h modelsAPI) importModel(w http.ResponseWriter, r *http.Request) {
-	var req api.ImportModelRequest
-	if err := decodeJSON(w, r, maxModelBody, &req); err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	info, err := h.ms.Import(req)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, info)
+func (h modelsAPI) importModel(r *http.Request, req api.ImportModelRequest) (api.ModelInfo, error) {
+	return h.ms.Import(req)
 }
 
-func (h modelsAPI) remove(w http.ResponseWriter, r *http.Request) {
+func (h modelsAPI) remove(r *http.Request) (api.ModelInfo, error) {
 	name, err := nameParam(r)
 	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
+		return api.ModelInfo{}, err
 	}
-	info, err := h.ms.Remove(name)
-	if err != nil {
-		api.WriteError(w, asAPIError(err))
-		return
-	}
-	api.WriteJSON(w, http.StatusOK, info)
+	return h.ms.Remove(name)
 }
 
 func (h modelsAPI) pull(w http.ResponseWriter, r *http.Request) {

@@ -86,6 +86,37 @@ func asAPIError(err error) *api.Error {
 
 func badRequest(msg string) *api.Error { return &api.Error{Code: api.CodeBadRequest, Message: msg} }
 
+// jsonBody serves a request whose JSON body (decodeJSON, at most limit
+// bytes) call answers: the one decoder, the one error mapper, the answer
+// as JSON. Most write routes are this and nothing more.
+func jsonBody[Req, Resp any](limit int64, call func(r *http.Request, req Req) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var req Req
+		if err := decodeJSON(w, r, limit, &req); err != nil {
+			api.WriteError(w, asAPIError(err))
+			return
+		}
+		reply(w, call, r, req)
+	}
+}
+
+// jsonQuery serves a request call answers from its URL alone.
+func jsonQuery[Resp any](call func(r *http.Request) (Resp, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		reply(w, func(r *http.Request, _ struct{}) (Resp, error) { return call(r) }, r, struct{}{})
+	}
+}
+
+// reply writes call's answer, or its error through asAPIError.
+func reply[Req, Resp any](w http.ResponseWriter, call func(*http.Request, Req) (Resp, error), r *http.Request, req Req) {
+	resp, err := call(r, req)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, resp)
+}
+
 // startStream starts a text/event-stream reply; the flusher is nil where
 // w cannot flush.
 func startStream(w http.ResponseWriter) http.Flusher {
