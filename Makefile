@@ -37,7 +37,7 @@ RUNNER_CFLAGS = $(eval RUNNER_CFLAGS := $$(shell GOOS= GOARCH= $(GO) run ./appli
 RUNNER_ENV    = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo, for this CPU) and bin/openclaw
-# The gateway never links llama.cpp (DESIGN.md §11: its idle RSS within 2 MB
+# The gateway never links llama.cpp (docs/design.md §11: its idle RSS within 2 MB
 # of the pure build's): local models run in openclaw-runner, which the
 # gateway finds beside its own executable (or $OPENCLAW_RUNNER, or $PATH).
 # (No -trimpath, no tags on the runner: they would change the build-cache key
@@ -239,7 +239,7 @@ test-conversation:
 
 ## bench-import: stream a generated 50 MB OpenClaw v3 transcript into a real
 ## pure-Go gateway; logs the import time and the gateway's peak RSS (VmHWM),
-## fails over the 150 MB bar (DESIGN.md §11). OPENCLAW_IMPORT_MB=n for another size.
+## fails over the 150 MB bar (docs/design.md §11). OPENCLAW_IMPORT_MB=n for another size.
 bench-import:
 	CGO_ENABLED=0 $(GO) test -tags 'importrss nollamacpp' -count=1 -timeout 20m -v -run TestImportRSS ./appliance/
 

@@ -10,7 +10,7 @@ import (
 // allowlist adapts the state database's exec allowlist to the exec tool
 // (which checks and adds entries) and the gateway (which lists, adds and
 // removes them for the owner). The store may not import the tools
-// (DESIGN.md §2), so the conversion lives here, with the guards.
+// (docs/design.md §2), so the conversion lives here, with the guards.
 type allowlist struct{ db *bolt.DB }
 
 var (

@@ -6,7 +6,7 @@
 // file must pass bbolt's Check, and at the end every acknowledged message
 // must be answered exactly once (a reply, an error or the interrupted-turn
 // note), no retry may have started a second turn, and every transcript must
-// be a well-formed tree (DESIGN.md §4, §11 "crash safety").
+// be a well-formed tree (docs/design.md §4, §11 "crash safety").
 //
 // TestCrashChannelReplies does the same for the channel pipeline (durable
 // inbox, turn, outbox) with the e-mail channel against a real dovecot and

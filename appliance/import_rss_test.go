@@ -13,7 +13,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/transcript/transcripttest"
 )
 
-// importRSSBar is DESIGN.md §11's bar: a 50 MB transcript imports with at
+// importRSSBar is docs/design.md §11's bar: a 50 MB transcript imports with at
 // most 150 MB peak RSS.
 const importRSSBar = 150 << 20
 

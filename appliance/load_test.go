@@ -18,7 +18,7 @@ import (
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
-// Load shape (DESIGN.md §11): sessions × messages, all concurrent.
+// Load shape (docs/design.md §11): sessions × messages, all concurrent.
 const (
 	loadSessions = 50
 	loadMessages = 20

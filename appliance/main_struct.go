@@ -403,7 +403,7 @@ func (m *Main) buildGateway(wr *wiring) error {
 	}
 	// Never fatal: a turn that cannot be closed now (full disk, read-only
 	// store) stays open, status reports it, and the next start or the next
-	// message in its session closes it (DESIGN.md §4).
+	// message in its session closes it (docs/design.md §4).
 	if n, err := gw.RecoverInterrupted(); err != nil {
 		log.Error("some interrupted turns could not be closed; the gateway starts anyway", "closed", n, "err", err)
 	} else if n > 0 {

@@ -140,7 +140,7 @@ func TestSecondGatewayRefused(t *testing.T) {
 }
 
 // BenchmarkColdStart measures config load → state open → wiring → API
-// listening → READY (DESIGN.md §11: ≤ 100 ms on this machine).
+// listening → READY (docs/design.md §11: ≤ 100 ms on this machine).
 func BenchmarkColdStart(b *testing.B) {
 	srv := openaitest.NewServer()
 	defer srv.Close()

@@ -23,7 +23,7 @@ import (
 	"github.com/openclaw-edge/edge/models/openai"
 )
 
-// memories are the agents' memory indexes (DESIGN.md §6), built from
+// memories are the agents' memory indexes (docs/design.md §6), built from
 // agents.defaults.memorySearch (and each agent's override).
 type memories struct {
 	byAgent map[string]*memory.Index
@@ -70,7 +70,7 @@ func newMemories(cfg *config.Config, stateDir string, ags []gateway.Agent, regis
 	if len(m.byAgent) > 0 {
 		// Loading an index decodes its table of contents and reads its
 		// vectors: give that garbage back now rather than carry it in the
-		// idle RSS (DESIGN.md §11 counts a 10k-chunk index in its 30 MB).
+		// idle RSS (docs/design.md §11 counts a 10k-chunk index in its 30 MB).
 		debug.FreeOSMemory()
 	}
 	return m

@@ -1,6 +1,6 @@
 package main
 
-// Who may use the control socket (DESIGN.md §9, §10) on Linux: the
+// Who may use the control socket (docs/design.md §9, §10) on Linux: the
 // gateway's user, root and the openclaw group (socket.go) — but never a
 // process the gateway started, because an exec command runs as the
 // gateway's user and would otherwise approve its own next command,

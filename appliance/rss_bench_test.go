@@ -21,7 +21,7 @@ import (
 // it), the pure build (CGO_ENABLED=0 -tags nollamacpp) and openclaw-runner —
 // starts each gateway with the same config and reports its resident memory
 // idle (no model loaded), then, for the make-build gateway, with a local
-// model loaded, plus the runner process's own RSS. DESIGN.md §11: idle
+// model loaded, plus the runner process's own RSS. docs/design.md §11: idle
 // ≤ 30 MB, and the full build within 2 MB of the pure build's
 // (gateway-minus-pure-MB). The model is $OPENCLAW_BENCH_MODEL or the shared
 // stories260K.

@@ -19,7 +19,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/api/client"
 )
 
-// BenchmarkGatewayRSSMemory is DESIGN.md §11's idle bar with a 10k-chunk
+// BenchmarkGatewayRSSMemory is docs/design.md §11's idle bar with a 10k-chunk
 // memory index loaded: the real gateway binary (as `make build` builds
 // it), a workspace of 10,000 chunks of notes, 384-dimensional embeddings
 // from an OpenAI-compatible server on loopback (real wire format). The

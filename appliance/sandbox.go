@@ -13,7 +13,7 @@ import (
 
 // sandboxCmd is the hidden `openclaw-gateway sandbox --workspace W --tmp T
 // -- argv…`: the Landlock re-exec helper every exec child runs through
-// (DESIGN.md §3.7). It loads no config and opens no state: it confines
+// (docs/design.md §3.7). It loads no config and opens no state: it confines
 // itself and becomes argv.
 func sandboxCmd() *cobra.Command {
 	return &cobra.Command{

@@ -50,7 +50,7 @@ func listenUnix(path string) (net.Listener, error) {
 }
 
 // serviceGroup is the group whose members may use the control socket
-// (DESIGN.md §9: the service user and the openclaw group).
+// (docs/design.md §9: the service user and the openclaw group).
 const serviceGroup = "openclaw"
 
 // lookupServiceGroup returns the gid of the openclaw group, if it exists.
@@ -92,7 +92,7 @@ type peer struct {
 	child bool
 }
 
-// allowed says whether p may use the control API (DESIGN.md §10): the
+// allowed says whether p may use the control API (docs/design.md §10): the
 // gateway's own user, root, or a member of the openclaw group (-1: no such
 // group, nobody gets in that way).
 func allowed(p peer, self, group int) bool {

@@ -4,8 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
+	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -53,7 +57,7 @@ func listPackages(t *testing.T, patterns ...string) map[string]pkg {
 
 func rel(p string) string { return strings.TrimPrefix(strings.TrimPrefix(p, module), "/") }
 
-// TestImportRules keeps the one-way data flow of DESIGN.md §2.
+// TestImportRules keeps the one-way data flow of docs/design.md §2.
 func TestImportRules(t *testing.T) {
 	pkgs := listPackages(t, module+"/...")
 	// forbidden[prefix of importer] = prefixes it must never depend on.
@@ -151,7 +155,7 @@ func TestImportRules(t *testing.T) {
 						if prefix == "engine/policy" && to == "engine" {
 							continue
 						}
-						t.Errorf("%s depends on %s (forbidden by DESIGN.md §2)", from, to)
+						t.Errorf("%s depends on %s (forbidden by docs/design.md §2)", from, to)
 					}
 				}
 			}
@@ -289,7 +293,7 @@ func TestCLIDeps(t *testing.T) {
 
 // TestGatewayDeps: the gateway (appliance) never links llama.cpp — not even
 // in the default (cgo) build — so its idle RSS stays the pure build's
-// (DESIGN.md §11); local models run in openclaw-runner (appliance/runner),
+// (docs/design.md §11); local models run in openclaw-runner (appliance/runner),
 // which must link it.
 func TestGatewayDeps(t *testing.T) {
 	const llama = "github.com/ollama/ollama/llama"
@@ -324,5 +328,45 @@ func TestPackageDocs(t *testing.T) {
 		if strings.TrimSpace(p.Doc) == "" {
 			t.Errorf("package %s has no doc comment", rel(p.ImportPath))
 		}
+	}
+}
+
+// TestDesignCitations: every "docs/design.md §N" a comment cites names a
+// section that docs/design.md has (its anchor <a id="sN">), so the
+// citations cannot drift from the document.
+func TestDesignCitations(t *testing.T) {
+	doc, err := os.ReadFile("../docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cite := regexp.MustCompile(`docs/design\.md §([0-9]+(?:\.[0-9]+)?)`)
+	n := 0
+	err = filepath.WalkDir("..", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "bin") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || (!strings.HasSuffix(p, ".go") && d.Name() != "Makefile") {
+			return nil
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range cite.FindAllSubmatch(src, -1) {
+			n++
+			if !strings.Contains(string(doc), `<a id="s`+string(m[1])+`"></a>`) {
+				t.Errorf("%s cites docs/design.md §%s, which has no such section", p, m[1])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatal("found no citations at all: is the walk wrong?")
 	}
 }

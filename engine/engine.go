@@ -230,7 +230,7 @@ type ChatRequest struct {
 // EventType names a stream event.
 type EventType string
 
-// Stream event types (DESIGN.md §3.6).
+// Stream event types (docs/design.md §3.6).
 const (
 	EventTextDelta     EventType = "text_delta"
 	EventThinkingDelta EventType = "thinking_delta"
@@ -254,7 +254,7 @@ type Event struct {
 	Err       error  `json:"-"`
 }
 
-// ErrorKind classifies a model failure; failover acts on it (DESIGN.md §7).
+// ErrorKind classifies a model failure; failover acts on it (docs/design.md §7).
 type ErrorKind string
 
 // Error kinds.
@@ -334,7 +334,7 @@ const (
 	ChatRoom    ChatType = "room"
 )
 
-// Inbound is one normalized inbound message from any channel (DESIGN.md §3.1).
+// Inbound is one normalized inbound message from any channel (docs/design.md §3.1).
 type Inbound struct {
 	Channel    string   `json:"channel"`
 	Account    string   `json:"account,omitempty"`
@@ -374,7 +374,7 @@ type Media struct {
 }
 
 // SessionKey names a conversation container, e.g. "agent:main:main",
-// "agent:main:whatsapp:group:<id>", "cron:<jobId>" (DESIGN.md §3.3).
+// "agent:main:whatsapp:group:<id>", "cron:<jobId>" (docs/design.md §3.3).
 type SessionKey string
 
 // AgentSessionKey returns "agent:<agentID>:<rest>".

@@ -12,7 +12,7 @@
 //
 // It is a binary of its own, not a subcommand of openclaw-gateway, so that
 // the gateway never carries llama.cpp: the gateway is pure Go (built with
-// CGO_ENABLED=0, its idle RSS the pure build's — DESIGN.md §11), and only
+// CGO_ENABLED=0, its idle RSS the pure build's — docs/design.md §11), and only
 // this process, one per loaded model, maps llama.cpp and the model. A
 // llama.cpp abort or an out-of-memory kill ends this process only; the
 // gateway fails the turn over and starts a fresh runner for the next one.

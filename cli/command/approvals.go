@@ -13,7 +13,7 @@ import (
 )
 
 // approvalsCmd is `openclaw approvals`: the owner's side of exec approvals
-// (DESIGN.md §3.7), from any terminal.
+// (docs/design.md §3.7), from any terminal.
 //
 // Every string of a command shown to a person goes through
 // api.EscapeControl: a command cannot hide text with \r, backspaces, ANSI

@@ -3,7 +3,7 @@
 // it through engine/api/client over the control socket; the config commands
 // may also find and read the gateway's config file here, with engine/config
 // (config.Locate, the very discovery the gateway runs). The CLI never links
-// models, storage, tools or channels (DESIGN.md §2).
+// models, storage, tools or channels (docs/design.md §2).
 //
 // Choices made where the spec was silent:
 //   - Exit codes: 0 ok, 1 error ("openclaw: <message>" on stderr), 2 usage

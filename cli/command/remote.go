@@ -1,6 +1,6 @@
 package command
 
-// The CLI's side of paired gateways (DESIGN.md §9): its own key and the
+// The CLI's side of paired gateways (docs/design.md §9): its own key and the
 // gateways it pinned, in its config dir ($XDG_CONFIG_HOME/openclaw, 0700;
 // the key 0600). Choices where the spec was silent:
 //   - gateways.json lists {name, addr, fingerprint, id, pairedAt}; the

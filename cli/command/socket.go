@@ -14,7 +14,7 @@ import (
 )
 
 // systemSocket is where the gateway of the systemd unit listens
-// (RuntimeDirectory=openclaw, DESIGN.md §9).
+// (RuntimeDirectory=openclaw, docs/design.md §9).
 const systemSocket = "/run/openclaw/gateway.sock"
 
 // serviceUser is the system user the systemd unit runs the gateway as.

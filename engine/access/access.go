@@ -1,5 +1,5 @@
 // Package access decides who may talk to the assistant on a channel
-// (DESIGN.md §3.2, §10) with OpenClaw's keys and values, and keeps the
+// (docs/design.md §3.2, §10) with OpenClaw's keys and values, and keeps the
 // pairing requests of unknown senders.
 //
 // A Policy is one channel account's channel.Common plus the owners
@@ -55,7 +55,7 @@
 // sender starts a new session and the old one stays in the store.
 //
 // The id forms each platform sends, and that the owner's config entry must
-// match (the forms the adapters report; DESIGN.md §8):
+// match (the forms the adapters report; docs/design.md §8):
 //
 //   - iMessage via imsg (docs/json.md): sender is Messages' raw handle —
 //     E.164 "+15551234567" for phones, the address for e-mail handles

@@ -12,7 +12,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 )
 
-// Pairing codes (DESIGN.md §3.2, OpenClaw's): 8 characters from an
+// Pairing codes (docs/design.md §3.2, OpenClaw's): 8 characters from an
 // alphabet without look-alikes, valid for an hour, at most 3 pending per
 // channel account.
 const (

@@ -1,7 +1,7 @@
 // Package agent is the agent loop: it calls a model with the conversation,
 // runs the tools the model asks for, feeds their results back, and repeats
 // until the model answers with text only or the turn limit is reached
-// (DESIGN.md §3.6–3.7).
+// (docs/design.md §3.6–3.7).
 //
 // The loop knows nothing of storage, channels or configuration. It reports
 // every new message through Hooks.Message before it goes on, so the caller can

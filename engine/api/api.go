@@ -28,7 +28,7 @@ const (
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
 	PathSessionExport  = "/v1/sessions/export"  // GET ?key=|?id=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
 	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=rename|skip|fail] body JSONL (streamed) → ImportResult
-	// Exec approvals (DESIGN.md §3.7): the pending ones, and the owner's
+	// Exec approvals (docs/design.md §3.7): the pending ones, and the owner's
 	// answer to one from any terminal; PathApprovals+"/"+id.
 	PathApprovals = "/v1/approvals" // GET → []Approval; POST /v1/approvals/{id} ApprovalDecision → ApprovalResult
 	// The per-agent allowlist of commands approved for good.
@@ -219,7 +219,7 @@ type Status struct {
 	// StateWarning says what is wrong with the state database when the
 	// gateway runs degraded (e.g. read-only: nothing can be recorded).
 	StateWarning string `json:"stateWarning,omitempty"`
-	// Sandbox says how exec children are confined (DESIGN.md §3.7):
+	// Sandbox says how exec children are confined (docs/design.md §3.7):
 	// "landlock ABI 7", or "off: <why> — exec runs under policy only".
 	// SandboxActive is false when the kernel sandbox is off.
 	Sandbox       string `json:"sandbox,omitempty"`

@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// Paths of pairing and paired devices (DESIGN.md §9). The pair endpoints
+// Paths of pairing and paired devices (docs/design.md §9). The pair endpoints
 // are served on the TLS listener to devices that are not paired yet (and
 // nothing else is); the code endpoint only on the local socket.
 const (

@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// Memory index endpoints (DESIGN.md §6; `openclaw memory`). Each takes
+// Memory index endpoints (docs/design.md §6; `openclaw memory`). Each takes
 // ?agent= (default: the default agent).
 const (
 	PathMemoryStatus = "/v1/memory/status" // GET ?agent= → MemoryStatus

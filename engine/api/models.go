@@ -2,7 +2,7 @@ package api
 
 import "time"
 
-// Paths of the local-model endpoints (`openclaw models`, DESIGN.md §7
+// Paths of the local-model endpoints (`openclaw models`, docs/design.md §7
 // "Catalog"). Names travel in the "name" query parameter.
 const (
 	PathModels      = "/v1/models"        // GET → []ModelInfo: installed models and catalog entries

@@ -1,5 +1,5 @@
 // Package channel is the contract between the gateway and the messaging
-// platforms (DESIGN.md §3.1, §8): an Adapter turns platform events into
+// platforms (docs/design.md §3.1, §8): an Adapter turns platform events into
 // normalized engine.Inbound messages and normalized Outbound messages into
 // platform sends — nothing else. Access control, routing, sessions, the
 // outbox and retries live in the gateway; an adapter never decides who may
@@ -218,7 +218,7 @@ type Linker interface {
 }
 
 // Common holds the keys every channel account has, with OpenClaw's names
-// and values; an adapter's Config embeds it (DESIGN.md §3.2). The gateway
+// and values; an adapter's Config embeds it (docs/design.md §3.2). The gateway
 // enforces them; adapters only carry them.
 type Common struct {
 	// DMPolicy: pairing (default) | allowlist | open | disabled.

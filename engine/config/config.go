@@ -2,7 +2,7 @@
 // JSON5 (comments, unquoted keys, single quotes, trailing commas) with
 // OpenClaw's key names (agents.defaults, agents.list, models.providers,
 // tools.exec, session.reset, bindings, channels.<name>, gateway). See
-// DESIGN.md §3, §5 and §7; defaults.json5, embedded here, documents every key
+// docs/design.md §3, §5 and §7; defaults.json5, embedded here, documents every key
 // with its default.
 //
 // Loading: koanf loads the embedded defaults and then the user's file over
@@ -233,7 +233,7 @@ type LocalModels struct {
 
 // Auth holds API keys as named profiles (auth.profiles.<id>), the order in
 // which a provider's profiles are tried (auth.order.<provider>), and the
-// failover cooldowns (DESIGN.md §7).
+// failover cooldowns (docs/design.md §7).
 type Auth struct {
 	Profiles  map[string]AuthProfile `json:"profiles"`
 	Order     map[string][]string    `json:"order"`
@@ -417,7 +417,7 @@ type Gateway struct {
 	LogLevel string `json:"logLevel"` // debug | info | warn | error
 	// Bind is OpenClaw's gateway.bind: "loopback" (127.0.0.1 and ::1
 	// only), "lan" (every address of the box), or one IP address. The
-	// TLS control API for paired devices listens there (DESIGN.md §9).
+	// TLS control API for paired devices listens there (docs/design.md §9).
 	Bind string `json:"bind"`
 	Port int    `json:"port"` // OpenClaw's gateway.port: 18789
 }

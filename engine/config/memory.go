@@ -7,7 +7,7 @@ import (
 
 // MemorySearch configures an agent's memory index and the memory tools
 // (agents.defaults.memorySearch, agents.list[].memorySearch; OpenClaw's
-// keys, DESIGN.md §6). Unset fields take OpenClaw's defaults; an agent's
+// keys, docs/design.md §6). Unset fields take OpenClaw's defaults; an agent's
 // own block overrides the defaults field by field.
 type MemorySearch struct {
 	Enabled *bool `json:"enabled"` // nil = true

@@ -4,7 +4,7 @@
 // [[reply_to_current]], [[reply_to:<id>]]), splits long text into chunks that
 // fit a channel's limit without breaking code fences, and filters a live
 // stream of deltas so that silent replies and directives never flash on
-// screen (DESIGN.md §3.8).
+// screen (docs/design.md §3.8).
 //
 // Choices made where the spec was silent:
 //   - Parse and StreamFilter share one grammar and one scanner, so the text a
@@ -37,7 +37,7 @@ const (
 	HeartbeatMaxExtra = 300 // characters allowed next to HEARTBEAT_OK for the ack to be dropped
 )
 
-// Chunk limits in runes (DESIGN.md §3.8, §8).
+// Chunk limits in runes (docs/design.md §3.8, §8).
 const (
 	DefaultChunkLimit = 4000
 	CLIChunkLimit     = 20000

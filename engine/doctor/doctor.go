@@ -1,5 +1,5 @@
 // Package doctor holds the gateway's self-checks: what GET /v1/doctor
-// reports and `openclaw doctor` prints (DESIGN.md §9). Every check runs in
+// reports and `openclaw doctor` prints (docs/design.md §9). Every check runs in
 // the gateway process, on the gateway's machine, so a CLI on another
 // machine gets the same answers as one on the box.
 //

@@ -1,6 +1,6 @@
 package gateway
 
-// Exec approvals (DESIGN.md §3.7): the table of pending approvals, the
+// Exec approvals (docs/design.md §3.7): the table of pending approvals, the
 // approver a turn's tools ask through, the owner's decisions (slash commands
 // in the session, or the control API from any terminal) and the allowlist
 // endpoints.

@@ -16,7 +16,7 @@ import (
 
 // BenchmarkPipeline measures the gateway's own cost per message with a
 // zero-latency model on a real bbolt file, over a session whose transcript
-// already holds 1,000 entries (DESIGN.md §11: p50 ≤ 5 ms).
+// already holds 1,000 entries (docs/design.md §11: p50 ≤ 5 ms).
 //
 //   - to-model: from Send until the model is called — dedup, command check,
 //     lane, durable inbound commit, transcript → context, tool policy,

@@ -17,7 +17,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/transcript"
 )
 
-// Compaction and the memory flush (DESIGN.md §5, OpenClaw's compaction
+// Compaction and the memory flush (docs/design.md §5, OpenClaw's compaction
 // and pre-compaction memory flush), as the gateway runs them around a turn:
 //
 //   - before the model is called, when the context crosses the flush

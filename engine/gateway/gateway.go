@@ -1,7 +1,7 @@
 // Package gateway is the turn core: it runs one message end to end —
 // slash commands, session lane, durable inbound, context assembly, the
 // agent loop with its tools, the reply committed with the end of the turn
-// (DESIGN.md §3). Channel messages reach it through RunTurn from
+// (docs/design.md §3). Channel messages reach it through RunTurn from
 // engine/inbound, the control API (engine/localapi) through Send and the
 // session queries; it imports neither, nor any HTTP serving code.
 //
@@ -10,7 +10,7 @@
 // settings. The appliance builds those from the config file; tests build them
 // by hand.
 //
-// Crash safety follows DESIGN.md §4: the inbound message (with its dedup key)
+// Crash safety follows docs/design.md §4: the inbound message (with its dedup key)
 // is committed before any model is called and only then acknowledged (the
 // accepted event); every intermediate assistant message (with tool calls)
 // and tool result is its own transaction; the final reply is committed
@@ -84,7 +84,7 @@ type Switch struct {
 // Models resolves "provider/model" references to callable models.
 type Models interface {
 	// Resolve returns a model that tries refs in order (primary first,
-	// then fallbacks; DESIGN.md §7), calling onSwitch (which may be nil) at
+	// then fallbacks; docs/design.md §7), calling onSwitch (which may be nil) at
 	// every failover, the info of the primary, and a func reporting which
 	// ref answered last. A single unusable ref is an error.
 	Resolve(refs []string, onSwitch func(Switch)) (agent.Model, ModelInfo, func() string, error)

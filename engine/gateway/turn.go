@@ -97,7 +97,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	}
 	var prior []engine.Message
 	if (!hasPrev || g.cfg.Sessions.Expired(prev.UpdatedAt, now)) && ag.SessionStart != nil {
-		ag.SessionStart() // memory sync at session start (DESIGN.md §6); must not block
+		ag.SessionStart() // memory sync at session start (docs/design.md §6); must not block
 	}
 	if hasPrev && !g.cfg.Sessions.Expired(prev.UpdatedAt, now) {
 		items, err := g.cfg.Sessions.ContextItems(ag.ID, key)

@@ -1,5 +1,5 @@
 // Package inbound is the path of a message from a messaging platform to its
-// turn (DESIGN.md §3): the durable inbox with its dedup, one worker per
+// turn (docs/design.md §3): the durable inbox with its dedup, one worker per
 // chat, access control, routing, pairing codes, group context and the
 // owner's notices. It holds the gateway (engine/gateway) and hands turns
 // over through Gateway.RunTurn — the door a scheduler uses too — and queues

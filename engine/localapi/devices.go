@@ -29,7 +29,7 @@ type Devices interface {
 // Request body limit of the device routes.
 const maxDeviceBody = 16 << 10
 
-// deviceRoutes are the endpoints of paired devices (DESIGN.md §9); the
+// deviceRoutes are the endpoints of paired devices (docs/design.md §9); the
 // pairing handshake itself (PathPairStart, PathPairFinish) is the LAN
 // layer's, as it is the authentication.
 func deviceRoutes(ds Devices) []Route {

@@ -20,7 +20,7 @@ import (
 
 // FuzzAPIRequests sends arbitrary bodies and query strings to the control
 // API's request-decoding handlers (send, reset, import, history, export):
-// bad input gets a response, never a panic (DESIGN.md §10). The model
+// bad input gets a response, never a panic (docs/design.md §10). The model
 // echoes; no tool can run outside the fuzz's own workspace (no exec).
 func FuzzAPIRequests(f *testing.F) {
 	dir := f.TempDir()

@@ -1,4 +1,4 @@
-// Package localapi is the gateway's control API (DESIGN.md §9): HTTP
+// Package localapi is the gateway's control API (docs/design.md §9): HTTP
 // handlers that only translate requests into calls on the turn core
 // (engine/gateway) and the channel side (engine/inbound), and their
 // answers into the wire types of engine/api. The shape is tailscale's

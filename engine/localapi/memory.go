@@ -28,7 +28,7 @@ type MemoryLookup func(agent string) (MemoryIndex, string, error)
 // Request body limit of the memory routes.
 const maxMemoryBody = 64 << 10
 
-// memoryRoutes are the memory endpoints (DESIGN.md §6).
+// memoryRoutes are the memory endpoints (docs/design.md §6).
 func memoryRoutes(lookup MemoryLookup) []Route {
 	m := memoryAPI{lookup}
 	return []Route{

@@ -39,7 +39,7 @@ const maxModelBody = 64 << 10
 // pull; the last one is always sent.
 const pullProgressEvery = 250 * time.Millisecond
 
-// modelRoutes are the model endpoints (DESIGN.md §7).
+// modelRoutes are the model endpoints (docs/design.md §7).
 func modelRoutes(ms Models) []Route {
 	h := modelsAPI{ms}
 	return []Route{

@@ -21,7 +21,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/memory/hnsw"
 )
 
-// The search bar of DESIGN.md §11: hybrid search p50 ≤ 5 ms at 10k chunks,
+// The search bar of docs/design.md §11: hybrid search p50 ≤ 5 ms at 10k chunks,
 // ≤ 25 ms at 100k, 384-dimensional vectors, query embedding excluded (the
 // embedder here answers at once; appliance's BenchmarkMemorySearchEmbedded
 // includes a real model's query embedding). The corpus is English-like

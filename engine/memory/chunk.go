@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 )
 
-// Chunking defaults (DESIGN.md §6, OpenClaw's): ~400 tokens per chunk, 80
+// Chunking defaults (docs/design.md §6, OpenClaw's): ~400 tokens per chunk, 80
 // tokens of overlap. Tokens are estimated as 4 bytes each, as OpenClaw
 // does; the index never needs the exact count, only similar-sized chunks.
 const (

@@ -1,4 +1,4 @@
-// Package memory is the agent's long-term memory index (DESIGN.md §6): the
+// Package memory is the agent's long-term memory index (docs/design.md §6): the
 // Markdown files of the workspace (MEMORY.md, memory/**/*.md, extraPaths)
 // cut into overlapping chunks with their line ranges, a keyword index (BM25)
 // and a vector index over them, and the hybrid search the memory_search tool

@@ -24,7 +24,7 @@ const (
 	DefaultRRFK                = 60
 	DefaultMMRLambda           = 0.7
 	DefaultHalfLifeDays        = 30
-	// SnippetChars bounds a result's text (DESIGN.md §6).
+	// SnippetChars bounds a result's text (docs/design.md §6).
 	SnippetChars = 700
 	// maxQueryBytes bounds what is embedded and searched for.
 	maxQueryBytes = 4096

@@ -1,5 +1,5 @@
 // Package outbox is the durable path of every message to a channel
-// (DESIGN.md §3.8): every message to a channel is a record
+// (docs/design.md §3.8): every message to a channel is a record
 // written before it is sent — with the end of its turn for a reply — and
 // marked sent after. A crash between the two sends it again with the same
 // idempotency key, from which adapters derive the platform's message id

@@ -1,5 +1,5 @@
 // Package pair is the cryptography of pairing a device with a gateway
-// (DESIGN.md §9), shared by both ends: the long-lived TLS identities
+// (docs/design.md §9), shared by both ends: the long-lived TLS identities
 // (an Ed25519 key in a self-signed certificate, named by the hash of its
 // public key, as Syncthing names devices), the pairing code's alphabet, and
 // the two halves of a CPace exchange (filippo.io/cpace, ristretto255) whose

@@ -1,5 +1,5 @@
 // Package policy resolves which tools an agent may use in a turn
-// (DESIGN.md §3.7). It is pure: no I/O, standard library only, and it does
+// (docs/design.md §3.7). It is pure: no I/O, standard library only, and it does
 // not import engine/tool — the caller passes the functions that expand group
 // and profile entries, so the policy rules stay testable on their own.
 //

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The context budget (DESIGN.md §5): every request must fit the model's
+// The context budget (docs/design.md §5): every request must fit the model's
 // real window. The window is the smallest of the bounds that apply (the
 // model's configured or catalog contextWindow, the GGUF's trained context,
 // models.local.contextSize for local models, agents.defaults.contextTokens);

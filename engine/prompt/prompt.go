@@ -2,7 +2,7 @@
 // prompt (identity, tooling, safety, skills, memory recall, workspace,
 // messaging and reply rules, the workspace's bootstrap files, then the date,
 // time and runtime line) and the per-message metadata that goes into the
-// user message (DESIGN.md §3.5, §5, §10).
+// user message (docs/design.md §3.5, §5, §10).
 //
 // The system prompt is split by a cache boundary: everything before it
 // depends only on the agent, its workspace files, its tools and skills, and

@@ -278,7 +278,7 @@ func StripInbound(text string) string {
 // line (model, thinking level…) and the daily memory notes — carried by the
 // new user message rather than the system prompt, so everything before it
 // (system prompt and history) renders to the same tokens every turn and a
-// prefix cache keeps hitting (DESIGN.md §5). Each part rides only on the
+// prefix cache keeps hitting (docs/design.md §5). Each part rides only on the
 // message after it changed: NewTurnContext compares with what the history
 // already shows, and since a compaction drops old messages, whatever they
 // showed is shown again after it.

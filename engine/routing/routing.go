@@ -1,5 +1,5 @@
 // Package routing maps an inbound channel message to an agent and a session
-// key (DESIGN.md §3.3) with OpenClaw's bindings and session.dmScope, building
+// key (docs/design.md §3.3) with OpenClaw's bindings and session.dmScope, building
 // the same keys OpenClaw builds for the same inputs:
 //
 //	agent:<agentId>:<mainKey>                                 direct, dmScope main

@@ -38,7 +38,7 @@ type Staged interface {
 }
 
 // Import batch bounds: a transaction per batch keeps memory bounded while
-// fsyncs stay few (every bbolt commit costs two; DESIGN.md §12).
+// fsyncs stay few (every bbolt commit costs two; docs/design.md §12).
 const (
 	importBatchBytes   = 2 << 20
 	importBatchEntries = 4096

@@ -7,7 +7,7 @@ import (
 
 // Lanes serializes work per key: one holder of a key at a time, waiters
 // served in the order they called Acquire, different keys in parallel. It is
-// the "sequential" queue mode of DESIGN.md §3.4. The zero value is not
+// the "sequential" queue mode of docs/design.md §3.4. The zero value is not
 // usable; call NewLanes.
 type Lanes struct {
 	mu    sync.Mutex

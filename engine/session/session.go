@@ -7,7 +7,7 @@
 // Manager that writes is one Store.Commit, i.e. one durable transaction: the
 // inbound message of a turn is committed (with its dedup key) before the
 // model is called, and the turn is marked open until EndTurn, so a crash
-// leaves a visible open turn rather than a lost one (DESIGN.md §4).
+// leaves a visible open turn rather than a lost one (docs/design.md §4).
 //
 // Choices made where the spec was silent:
 //   - A reset (daily, idle, /new, import) keeps the entry's toggles
@@ -462,7 +462,7 @@ func countMessages(entries []transcript.Entry) int {
 // the counters, records the context size and the model that answered, and
 // records the outcome in the inbound message's dedup record. Writing the
 // reply here rather than on its own is what makes "a reply without its end
-// marker" impossible after a crash (DESIGN.md §4). The outcome is
+// marker" impossible after a crash (docs/design.md §4). The outcome is
 // OutcomeFailed when the last message stopped on an error or an abort,
 // else OutcomeReply.
 func (m *Manager) EndTurn(agentID string, key engine.SessionKey, usage engine.Usage, contextTokens int, model string, msgs ...engine.Message) error {

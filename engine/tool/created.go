@@ -12,7 +12,7 @@ import (
 // Created records the files a turn's file tools created (new files, not
 // files that existed and were overwritten), so the gateway can tell a file
 // the turn made from one of the owner's: a non-owner's reply may attach
-// only the former (DESIGN.md §3.8).
+// only the former (docs/design.md §3.8).
 //
 // A file counts while it is still exactly what the tool wrote: the same
 // inode (a hard link or a rename of another file put over the name does

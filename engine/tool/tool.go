@@ -1,5 +1,5 @@
 // Package tool is the contract between the agent loop and the built-in tools
-// (DESIGN.md §3.7): the Tool interface and the environment a call runs in,
+// (docs/design.md §3.7): the Tool interface and the environment a call runs in,
 // a registry, OpenClaw's tool groups and profiles (fed to engine/policy), the
 // per-turn Set the agent loop uses, and tool-result truncation (§5).
 //

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Result budgets (DESIGN.md §5, OpenClaw's tool-result-truncation).
+// Result budgets (docs/design.md §5, OpenClaw's tool-result-truncation).
 const (
 	DefaultResultChars = 16_000
 	LargeResultChars   = 32_000 // context window ≥ 128k tokens

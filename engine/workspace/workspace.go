@@ -4,11 +4,11 @@
 // (the person helped) and, for a brand-new workspace only, BOOTSTRAP.md, a
 // first-run ritual that tells the agent to fill in the others and then
 // delete it. engine/prompt loads them into the system prompt
-// (DESIGN.md §3.5); they are the user's files afterwards.
+// (docs/design.md §3.5); they are the user's files afterwards.
 //
 // The texts are ours (templates/*.md, embedded) and deliberately small:
 // they are part of every request, and a 2k–4k-token local model pays for
-// each line (the budget cuts bootstrap files first, DESIGN.md §5). All six
+// each line (the budget cuts bootstrap files first, docs/design.md §5). All six
 // together are about 2,200 characters: 638 tokens in Llama-2's 32k
 // SentencePiece vocabulary, 1,374 in stories260K's 512-token one (measured
 // with the runner's tokenizer); TestTemplatesSmall keeps them under 2,400

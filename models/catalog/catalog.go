@@ -1,5 +1,5 @@
 // Package catalog knows which local models exist and which are installed
-// (DESIGN.md §7 "Catalog"): an embedded catalog of known GGUF models, a
+// (docs/design.md §7 "Catalog"): an embedded catalog of known GGUF models, a
 // registry of the model files installed in the models directory, pull
 // (download from a Hugging Face–style URL with resume and checksum) and
 // import (register a local file), and the control-API handler that serves

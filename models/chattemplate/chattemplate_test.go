@@ -15,7 +15,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
-// The shared test material lives beside the repository (DESIGN.md §12).
+// The shared test material lives beside the repository (docs/design.md §12).
 const (
 	chatTemplatesDir = "../../../shared/models/chat-templates"
 	chatMLTools      = "../../../shared/models/tools/chatml-tools.jinja"

@@ -1,6 +1,6 @@
 // Package failover runs one model call through a chain of candidate models
 // (an agent's primary and fallbacks, one candidate per auth profile of a
-// provider), acting on the error classes of DESIGN.md §7:
+// provider), acting on the error classes of docs/design.md §7:
 //
 //	auth            the profile cools down 1 h; next candidate (the next
 //	                profile of the same model comes next in the chain)

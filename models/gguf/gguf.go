@@ -3,7 +3,7 @@
 // It is pure Go and reads only the header, so checking a multi-gigabyte
 // model costs a few megabytes of reads; it never loads weights.
 //
-// GGUF files come from the network and from users (DESIGN.md §10): the
+// GGUF files come from the network and from users (docs/design.md §10): the
 // reader trusts nothing in the header. Every count and length is checked
 // against the bytes left in the file before anything is allocated, and
 // against hard caps (MaxStringLen, MaxArrayLen, MaxKV, MaxTensors) so a

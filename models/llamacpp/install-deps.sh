@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the C/C++ headers the embedded llama.cpp build needs and its Go
-# module zip lacks (DESIGN.md §12): nlohmann-json and stb from the system's
+# module zip lacks (docs/design.md §12): nlohmann-json and stb from the system's
 # packages, and miniaudio.h from the Go module github.com/gen2brain/malgo
 # (the same single-header library) into /usr/local/include/miniaudio/.
 # A fixed system include path keeps Go's build cache key stable across

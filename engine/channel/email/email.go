@@ -1,4 +1,4 @@
-// Package email is the e-mail channel adapter (DESIGN.md §8,
+// Package email is the e-mail channel adapter (docs/design.md §8,
 // channels.email): it reads one IMAP mailbox and answers over SMTP, so the
 // assistant can be mailed like a person. It turns new mail into
 // engine.Inbound messages and channel.Outbound messages into replies with

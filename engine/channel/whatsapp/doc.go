@@ -1,4 +1,4 @@
-// Package whatsapp is the WhatsApp channel adapter (DESIGN.md §8): it links
+// Package whatsapp is the WhatsApp channel adapter (docs/design.md §8): it links
 // an account as a WhatsApp Web device with go.mau.fi/whatsmeow, turns
 // WhatsApp messages into engine.Inbound and channel.Outbound into WhatsApp
 // messages. Access control, routing, dedup and retries are the gateway's.

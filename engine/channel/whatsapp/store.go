@@ -20,7 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	// The pure-Go SQLite driver, registered as "sqlite": no cgo, so the
-	// gateway still cross-compiles (DESIGN.md §8).
+	// gateway still cross-compiles (docs/design.md §8).
 	_ "modernc.org/sqlite"
 )
 

@@ -1,5 +1,5 @@
 // Package bbolt is the memory index's embedding cache in a bbolt file
-// (DESIGN.md §6): vectors keyed by (provider, model, chunk hash), so a
+// (docs/design.md §6): vectors keyed by (provider, model, chunk hash), so a
 // reindex — after the index directory was deleted, a fingerprint change
 // back to a model used before, or an edit that leaves most chunks as they
 // were — embeds only the text it has not seen. It lives outside the index

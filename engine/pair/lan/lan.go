@@ -1,4 +1,4 @@
-// Package lan is the gateway's control API for the LAN (DESIGN.md §9,
+// Package lan is the gateway's control API for the LAN (docs/design.md §9,
 // §10): a TLS listener with the gateway's own identity that serves the same
 // handlers as the Unix socket, to paired devices only; the pairing that
 // makes a device paired (a code shown on the box, a CPace exchange bound to

@@ -1,5 +1,5 @@
 // Package mdns announces a gateway's LAN API over multicast DNS and finds
-// gateways on the LAN (DESIGN.md §9), wrapping github.com/brutella/dnssd.
+// gateways on the LAN (docs/design.md §9), wrapping github.com/brutella/dnssd.
 // The gateway announces; `openclaw pair` browses.
 //
 // The service type is OpenClaw's, _openclaw-gw._tcp; the instance name is

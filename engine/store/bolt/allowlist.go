@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// The exec allowlist (DESIGN.md §3.7): the commands the owner approved for
+// The exec allowlist (docs/design.md §3.7): the commands the owner approved for
 // good, per agent.
 //
 //	allowlist/<agentId>         sha256(match key) → AllowEntry (JSON)
@@ -27,7 +27,7 @@ var bucketAllowlist = []byte("allowlist")
 // AllowEntry is one allowlisted command. It matches exactly — the store
 // knows no patterns: Path and the whole Argv when Argv is set (the command
 // was one simple command), else the exact Command text. It mirrors
-// tool.AllowEntry, which the store may not import (DESIGN.md §2); the
+// tool.AllowEntry, which the store may not import (docs/design.md §2); the
 // appliance converts.
 type AllowEntry struct {
 	Path    string    `json:"path,omitempty"`

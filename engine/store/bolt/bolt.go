@@ -16,7 +16,7 @@
 //
 // Every Commit is one bbolt read-write transaction (two fsyncs), whatever
 // the number of entries: a transaction per entry costs far more on an SD card
-// (DESIGN.md §12).
+// (docs/design.md §12).
 //
 // Choices made where the spec was silent: dedup keys older than 7 days are
 // pruned at most once an hour, inside a Commit that writes anyway; old

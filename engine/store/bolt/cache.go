@@ -15,7 +15,7 @@ import (
 // Transcript buckets are append-only and their sequence counts appends, so
 // a cached copy is current exactly when its sequence equals the bucket's;
 // when it is behind, only the newer entries are decoded. Decoding JSON is
-// what a turn's context rebuild costs (DESIGN.md §11: 1,000 entries within
+// what a turn's context rebuild costs (docs/design.md §11: 1,000 entries within
 // the per-message budget).
 type cache struct {
 	max int // bytes; < 0 disables

@@ -19,7 +19,7 @@ import (
 //
 //	cooldowns                   failover key → failover.Cooldown (JSON)
 
-// BucketCooldowns holds the model failover cooldowns (DESIGN.md §4, §7).
+// BucketCooldowns holds the model failover cooldowns (docs/design.md §4, §7).
 const BucketCooldowns = "cooldowns"
 
 // Limits of a small record: bbolt's own key limit, and a value bound that

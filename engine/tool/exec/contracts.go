@@ -2,7 +2,7 @@ package exec
 
 import "github.com/openclaw-edge/edge/engine/tool"
 
-// Sandbox confines every exec child (DESIGN.md §3.7): the appliance wires a
+// Sandbox confines every exec child (docs/design.md §3.7): the appliance wires a
 // Landlock re-exec helper (`openclaw-gateway sandbox -- argv…`); nil means
 // policy only, and Status says so.
 type Sandbox interface {

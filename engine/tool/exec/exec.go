@@ -1,4 +1,4 @@
-// Package exec holds the runtime tools of group:runtime (DESIGN.md §3.7):
+// Package exec holds the runtime tools of group:runtime (docs/design.md §3.7):
 // exec runs a command in the agent's workspace, in the foreground or the
 // background, after the approval check; process manages the background
 // ones.

@@ -1,4 +1,4 @@
-// Package fs holds the file tools of group:fs (DESIGN.md §3.7): read, write,
+// Package fs holds the file tools of group:fs (docs/design.md §3.7): read, write,
 // edit, apply_patch, grep, find and ls, all confined to the agent's
 // workspace.
 //

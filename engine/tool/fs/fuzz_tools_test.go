@@ -12,7 +12,7 @@ import (
 
 // FuzzToolArgs runs every file tool with arbitrary JSON arguments in a fresh
 // workspace beside a directory it must never touch: no panic, and nothing
-// outside the workspace changes (DESIGN.md §10: tool arguments from the
+// outside the workspace changes (docs/design.md §10: tool arguments from the
 // model are untrusted input).
 func FuzzToolArgs(f *testing.F) {
 	tools := Tools(Config{MaxReadBytes: 1 << 16})

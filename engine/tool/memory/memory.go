@@ -1,4 +1,4 @@
-// Package memory holds the memory tools (DESIGN.md §6): memory_search over
+// Package memory holds the memory tools (docs/design.md §6): memory_search over
 // the agent's memory index (engine/memory) and memory_get, which reads
 // lines of MEMORY.md and memory/**/*.md — and nothing else.
 //

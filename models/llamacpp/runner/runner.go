@@ -7,7 +7,7 @@
 // llama.cpp abort or an out-of-memory kill takes down only the runner — the
 // gateway notices, fails the turn over and starts a fresh runner for the
 // next one — and so that the gateway itself never links llama.cpp (it stays
-// pure Go; DESIGN.md §11: its idle RSS within 2 MB of the pure build's).
+// pure Go; docs/design.md §11: its idle RSS within 2 MB of the pure build's).
 //
 // The prefix cache lives here: the runner keeps the KV cache of the last few
 // sessions (one llama.cpp sequence per session slot) and reuses the longest

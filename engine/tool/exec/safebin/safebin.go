@@ -1,5 +1,5 @@
 // Package safebin decides whether an exec command is SAFE: harmless enough
-// to run without asking the owner (DESIGN.md §3.7). Looking at characters
+// to run without asking the owner (docs/design.md §3.7). Looking at characters
 // is not enough (GNU long options abbreviate, options take file names,
 // attached or not), so a command is safe only when all of this holds:
 //

@@ -1,5 +1,5 @@
 // Package sandbox confines every exec child beneath the exec approvals
-// (DESIGN.md §3.7, §10): policy and the owner's approvals decide *whether* a
+// (docs/design.md §3.7, §10): policy and the owner's approvals decide *whether* a
 // command runs; the kernel decides *what it can touch* once it runs, so a
 // command that was approved, or that slipped through a policy mistake,
 // still cannot read the gateway's state or write outside its workspace.
@@ -92,7 +92,7 @@ type Config struct {
 	Protected []string
 }
 
-// Landlock is the exec.Sandbox of DESIGN.md §3.7 (it implements
+// Landlock is the exec.Sandbox of docs/design.md §3.7 (it implements
 // exec.Sandbox; this package does not import exec to keep the dependency
 // one-way).
 type Landlock struct {
