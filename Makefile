@@ -125,7 +125,7 @@ check: deps
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
 
-## bench: benchmarks (pipeline overhead, store, parsers); see README "Benchmarks"
+## bench: benchmarks (pipeline overhead, store, parsers); see docs/benchmarks.md
 bench: deps
 	$(RUNNER_ENV) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 
@@ -160,7 +160,7 @@ bench-llama: build
 ## CLI and every CPU variant of openclaw-runner (openclaw-runner is the
 ## baseline; openclaw-runner-<variant> beside it), arm64 with Debian's
 ## aarch64-linux-gnu cross compiler. One llama.cpp compile per variant; see
-## README "Local speed" for the durations.
+## docs/benchmarks.md ("Local speed") for the durations.
 DIST ?= dist
 release: deps
 	@image/install-deps.sh --cross-runner

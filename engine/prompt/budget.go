@@ -198,7 +198,7 @@ const (
 )
 
 // ScaleCompaction resolves the compaction knobs for a window. The rule (the
-// README's "Context budget" has an example): each default is OpenClaw's,
+// docs/context-budget.md has an example): each default is OpenClaw's,
 // capped to a share of the window — reserveTokens and reserveTokensFloor a
 // quarter, keepRecentTokens an eighth, softThresholdTokens a sixteenth — so
 // a 200k window gets OpenClaw's own numbers and a 2k one reserves 512,
