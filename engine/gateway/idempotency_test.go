@@ -65,11 +65,7 @@ func (s *recStore) Commit(agentID string, key engine.SessionKey, c session.Commi
 func idemHarness(t *testing.T, steps ...gatewaytest.Step) (*gatewaytest.Harness, *recStore) {
 	t.Helper()
 	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db, _ := gatewaytest.State(t, dir)
 	st := &recStore{DB: db}
 	h := gatewayOver(t, st, db, dir, steps...)
 	return h, st

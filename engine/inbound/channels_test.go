@@ -48,14 +48,7 @@ func newChanHarnessConfig(t *testing.T, dir string, common channel.Common, tweak
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	db, ws := gatewaytest.State(t, dir)
 	if err := os.WriteFile(filepath.Join(ws, "MEMORY.md"), []byte("The owner's locker code is 4711."), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -469,16 +462,7 @@ func (a *ackingAdapter) Ack(_ context.Context, m engine.Inbound) error {
 // is queued; a link that is down for the ack is retried, and the inbox
 // item stays until the ack went through.
 func TestChannelAckAfterHandledRetried(t *testing.T) {
-	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	db, ws := gatewaytest.State(t, t.TempDir())
 	a := &ackingAdapter{Adapter: gatewaytest.NewAdapter("email"), down: 2, acked: make(chan string, 4)}
 	owners := []string{"email:ann@example.test"}
 	g, err := gateway.New(gateway.Config{

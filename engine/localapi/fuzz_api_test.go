@@ -6,14 +6,11 @@ import (
 	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/session"
-	"github.com/openclaw-edge/edge/engine/store/bolt"
 	"github.com/openclaw-edge/edge/engine/tool"
 	"github.com/openclaw-edge/edge/engine/tool/fs"
 )
@@ -23,16 +20,7 @@ import (
 // bad input gets a response, never a panic (docs/design.md §10). The model
 // echoes; no tool can run outside the fuzz's own workspace (no exec).
 func FuzzAPIRequests(f *testing.F) {
-	dir := f.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { db.Close() })
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o700); err != nil {
-		f.Fatal(err)
-	}
+	db, ws := gatewaytest.State(f, f.TempDir())
 	g, err := gateway.New(gateway.Config{
 		Agents:   []gateway.Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 2}},
 		Sessions: session.NewManager(db, session.Config{DailyResetHour: new(-1)}),

@@ -8,9 +8,10 @@ package gatewaytest
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,11 +148,10 @@ func NewHarness(t *testing.T, modelRef string, allowed func(string) bool, steps 
 	return NewHarnessConfig(t, modelRef, allowed, nil, steps...)
 }
 
-// NewHarnessConfig is NewHarness with tweak applied to the gateway's
-// config before it is built (more tools, an allowlist); nil: none.
-func NewHarnessConfig(t *testing.T, modelRef string, allowed func(string) bool, tweak func(*gateway.Config), steps ...Step) *Harness {
+// State opens a fresh state database, dir/state.db (closed when the test
+// ends), and makes the agent's workspace, dir/workspace.
+func State(t testing.TB, dir string) (*bolt.DB, string) {
 	t.Helper()
-	dir := t.TempDir()
 	db, err := bolt.Open(filepath.Join(dir, "state.db"), bolt.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -161,6 +161,14 @@ func NewHarnessConfig(t *testing.T, modelRef string, allowed func(string) bool, 
 	if err := os.MkdirAll(ws, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	return db, ws
+}
+
+// NewHarnessConfig is NewHarness with tweak applied to the gateway's
+// config before it is built (more tools, an allowlist); nil: none.
+func NewHarnessConfig(t *testing.T, modelRef string, allowed func(string) bool, tweak func(*gateway.Config), steps ...Step) *Harness {
+	t.Helper()
+	db, ws := State(t, t.TempDir())
 	execTools := exec.Tools(exec.Config{Ask: "always", ApprovalTimeout: 2 * time.Second})
 	reg := tool.NewRegistry(append(fs.Tools(fs.Config{}), execTools...)...)
 	m := &Model{Steps: steps}
@@ -288,23 +296,19 @@ func (a *Adapter) Deliver(t *testing.T, m engine.Inbound) {
 // WaitSent waits until n messages were sent and returns them.
 func (a *Adapter) WaitSent(t *testing.T, n int) []channel.Outbound {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		a.Mu.Lock()
-		got := append([]channel.Outbound(nil), a.sent...)
-		a.Mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sent %d messages, want %d: %+v", len(got), n, got)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	return a.wait(t, func(got []channel.Outbound) bool { return len(got) >= n }, func(got []channel.Outbound) string {
+		return fmt.Sprintf("sent %d messages, want %d: %+v", len(got), n, got)
+	})
 }
 
 // WaitFor waits until ok holds for what was sent.
 func (a *Adapter) WaitFor(t *testing.T, ok func([]channel.Outbound) bool) {
+	t.Helper()
+	a.wait(t, ok, func(got []channel.Outbound) string { return fmt.Sprintf("not sent: %+v", got) })
+}
+
+// wait polls what was sent until ok holds (10 s), failing with why.
+func (a *Adapter) wait(t *testing.T, ok func([]channel.Outbound) bool, why func([]channel.Outbound) string) []channel.Outbound {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -312,10 +316,10 @@ func (a *Adapter) WaitFor(t *testing.T, ok func([]channel.Outbound) bool) {
 		got := append([]channel.Outbound(nil), a.sent...)
 		a.Mu.Unlock()
 		if ok(got) {
-			return
+			return got
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("not sent: %+v", got)
+			t.Fatal(why(got))
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
