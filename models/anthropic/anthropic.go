@@ -1,6 +1,6 @@
 // Package anthropic is a model provider for the Anthropic Messages API. It
 // is a thin standard-library HTTP client that streams (SSE) and turns
-// events into engine events (DESIGN.md §3.6, §7, §12).
+// events into engine events (docs/design.md §3.6, §7, §12).
 //
 // Choices where the spec is silent:
 //   - Prompt caching: with a cache boundary the system prompt is split in

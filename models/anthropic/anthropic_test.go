@@ -3,194 +3,131 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
-	"net"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/anthropic/anthropictest"
-	"github.com/openclaw-edge/edge/models/httpapi"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-// recorder collects the events of one Stream call.
-type recorder struct{ events []engine.Event }
-
-func (r *recorder) emit(e engine.Event) { r.events = append(r.events, e) }
-
-func (r *recorder) joined(t engine.EventType) string {
-	var b strings.Builder
-	for _, e := range r.events {
-		if e.Type == t {
-			b.WriteString(e.Text)
-		}
-	}
-	return b.String()
-}
-
-func (r *recorder) count(t engine.EventType) int {
-	n := 0
-	for _, e := range r.events {
-		if e.Type == t {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *recorder) calls() []engine.ToolCall {
-	var out []engine.ToolCall
-	for _, e := range r.events {
-		if e.Type == engine.EventToolCall {
-			out = append(out, *e.ToolCall)
-		}
-	}
-	return out
-}
-
-// end checks the stream ended with exactly one message end and returns it.
-func (r *recorder) end(t *testing.T) engine.Event {
-	t.Helper()
-	if n := r.count(engine.EventMessageEnd); n != 1 {
-		t.Fatalf("%d message ends, want 1: %+v", n, r.events)
-	}
-	last := r.events[len(r.events)-1]
-	if last.Type != engine.EventMessageEnd {
-		t.Fatalf("last event is %s, want message_end", last.Type)
-	}
-	return last
-}
 
 func userRequest(text string) *engine.ChatRequest {
 	return &engine.ChatRequest{Model: "claude-test", Messages: []engine.Message{engine.UserText(text)}}
 }
 
-func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
-
-func TestStreamLayouts(t *testing.T) {
-	weather := engine.ToolCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Zürich","days":[1,2,3]}`)}
-	search := engine.ToolCall{ID: "toolu_b", Name: "search", Arguments: json.RawMessage(`{"q":"go sse"}`)}
-	tests := []struct {
-		name      string
-		reply     anthropictest.Reply
-		text      string
-		thinking  string
-		textDelta int
-		calls     []engine.ToolCall
-		stop      engine.StopReason
-		usage     *engine.Usage
-	}{
-		{
-			name:      "text only",
-			reply:     anthropictest.Reply{Text: "Hello, wörld! How are you?", Usage: engine.Usage{Input: 10, Output: 7}},
-			text:      "Hello, wörld! How are you?",
-			textDelta: 7,
-			stop:      engine.StopEnd,
-			usage:     &engine.Usage{Input: 10, Output: 7, TotalTokens: 17},
-		},
-		{
-			name:  "tool call in one-rune fragments",
-			reply: anthropictest.Reply{ToolCalls: []engine.ToolCall{weather}, Chunk: 1},
-			calls: []engine.ToolCall{{ID: "toolu_01", Name: "get_weather", Arguments: weather.Arguments}},
-			stop:  engine.StopToolUse,
-		},
-		{
-			name:  "two parallel tool calls after text",
-			reply: anthropictest.Reply{Text: "Let me look.", ToolCalls: []engine.ToolCall{weather, search}, Chunk: 3},
-			text:  "Let me look.",
-			calls: []engine.ToolCall{{ID: "toolu_01", Name: "get_weather", Arguments: weather.Arguments}, search},
-			stop:  engine.StopToolUse,
-		},
-		{
-			name:     "thinking then text",
-			reply:    anthropictest.Reply{Thinking: "The user greets me.", Text: "Hi!"},
-			thinking: "The user greets me.",
-			text:     "Hi!",
-			stop:     engine.StopEnd,
-		},
-		{
-			name:  "usage with cache read and write",
-			reply: anthropictest.Reply{Text: "ok", Usage: engine.Usage{Input: 12, CacheRead: 900, CacheWrite: 300, Output: 5}},
-			text:  "ok",
-			stop:  engine.StopEnd,
-			usage: &engine.Usage{Input: 12, CacheRead: 900, CacheWrite: 300, Output: 5, TotalTokens: 1217},
-		},
-		{
-			name:  "max tokens",
-			reply: anthropictest.Reply{Text: "cut", StopReason: engine.StopLength},
-			text:  "cut",
-			stop:  engine.StopLength,
-		},
-		{
-			name:  "refusal",
-			reply: anthropictest.Reply{Text: "no", StopReason: engine.StopError},
-			text:  "no",
-			stop:  engine.StopError,
-		},
-		{
-			name:  "invalid input becomes a JSON string",
-			reply: anthropictest.Reply{ToolCalls: []engine.ToolCall{{ID: "t1", Name: "x", Arguments: json.RawMessage(`{"a":`)}}},
-			calls: []engine.ToolCall{{ID: "t1", Name: "x", Arguments: json.RawMessage(`"{\"a\":"`)}},
-			stop:  engine.StopToolUse,
-		},
+// harness is the provider for the conformance suite, with the cases only
+// Anthropic's API has.
+func harness() providertest.Harness[anthropictest.Reply] {
+	const key = "sk-ant-secret-123"
+	errBody := func(typ, msg string) string {
+		return `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := anthropictest.NewServer(tt.reply)
-			defer srv.Close()
-			var rec recorder
-			if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), userRequest("hi"), rec.emit); err != nil {
-				t.Fatalf("Stream: %v", err)
-			}
-			end := rec.end(t)
-			if got := rec.joined(engine.EventTextDelta); got != tt.text {
-				t.Errorf("text = %q, want %q", got, tt.text)
-			}
-			if got := rec.joined(engine.EventThinkingDelta); got != tt.thinking {
-				t.Errorf("thinking = %q, want %q", got, tt.thinking)
-			}
-			if tt.textDelta > 0 && rec.count(engine.EventTextDelta) != tt.textDelta {
-				t.Errorf("%d text deltas, want %d", rec.count(engine.EventTextDelta), tt.textDelta)
-			}
-			if got := rec.calls(); !reflect.DeepEqual(got, tt.calls) {
-				t.Errorf("calls = %s, want %s", jsonOf(got), jsonOf(tt.calls))
-			}
-			if end.StopReason != tt.stop {
-				t.Errorf("stop = %s, want %s", end.StopReason, tt.stop)
-			}
-			if end.Usage == nil {
-				t.Fatal("message end without usage")
-			}
-			if tt.usage != nil && *end.Usage != *tt.usage {
-				t.Errorf("usage = %+v, want %+v", *end.Usage, *tt.usage)
-			}
-		})
+	return providertest.Harness[anthropictest.Reply]{
+		Model:      "claude-test",
+		ProviderID: "anth",
+		Key:        key,
+		KeyHeader:  "x-api-key",
+		KeyValue:   "%s",
+		Serve: func(_ string, replies ...anthropictest.Reply) (string, providertest.FakeServer) {
+			srv := anthropictest.NewServer(replies...)
+			return srv.URL, srv
+		},
+		New: func(_ testing.TB, cfg providertest.Config) providertest.Streamer {
+			return New(Config{ProviderID: cfg.ProviderID, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Headers: cfg.Headers, HTTPClient: cfg.HTTPClient})
+		},
+		CallIDs:      "toolu_%02d",
+		KeepsCallIDs: true,
+		Layouts: []providertest.Layout[anthropictest.Reply]{
+			{
+				Name:  "usage with cache read and write",
+				Reply: anthropictest.Reply{Text: "ok", Usage: engine.Usage{Input: 12, CacheRead: 900, CacheWrite: 300, Output: 5}},
+				Text:  "ok",
+				Stop:  engine.StopEnd,
+				Usage: &engine.Usage{Input: 12, CacheRead: 900, CacheWrite: 300, Output: 5, TotalTokens: 1217},
+			},
+			{
+				Name:  "refusal",
+				Reply: anthropictest.Reply{Text: "no", StopReason: engine.StopError},
+				Text:  "no",
+				Stop:  engine.StopError,
+			},
+			{
+				Name:  "invalid input becomes a JSON string",
+				Reply: anthropictest.Reply{ToolCalls: []engine.ToolCall{{ID: "t1", Name: "x", Arguments: json.RawMessage(`{"a":`)}}},
+				Calls: []engine.ToolCall{{ID: "t1", Name: "x", Arguments: json.RawMessage(`"{\"a\":"`)}},
+				Stop:  engine.StopToolUse,
+			},
+		},
+		Errors: []providertest.ErrorCase[anthropictest.Reply]{
+			{Name: "401", Reply: anthropictest.Reply{Status: 401, ErrorBody: errBody("authentication_error", "invalid x-api-key sk-ant-secret-123")}, Kind: engine.ErrAuth, Status: 401, Msg: "invalid x-api-key [redacted]"},
+			{Name: "403", Reply: anthropictest.Reply{Status: 403}, Kind: engine.ErrAuth, Status: 403, Msg: "Forbidden"},
+			{Name: "402", Reply: anthropictest.Reply{Status: 402}, Kind: engine.ErrBilling, Status: 402, Msg: ""},
+			{Name: "400 credit balance", Reply: anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.")}, Kind: engine.ErrBilling, Status: 400, Msg: "credit balance is too low"},
+			{Name: "429", Reply: anthropictest.Reply{Status: 429, ErrorBody: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")}, Kind: engine.ErrRateLimit, Status: 429, Msg: "per-minute rate limit"},
+			{Name: "400 prompt too long", Reply: anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "prompt is too long: 208323 tokens > 200000 maximum")}, Kind: engine.ErrContextOverflow, Status: 400, Msg: "prompt is too long"},
+			{Name: "413 image", Reply: anthropictest.Reply{Status: 413, ErrorBody: errBody("request_too_large", "Image too large: exceeds 5 MB maximum")}, Kind: engine.ErrImageTooLarge, Status: 413, Msg: "Image too large"},
+			{Name: "400 image exceeds", Reply: anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes")}, Kind: engine.ErrImageTooLarge, Status: 400, Msg: "image exceeds"},
+			{Name: "413 request too large", Reply: anthropictest.Reply{Status: 413}, Kind: engine.ErrBadRequest, Status: 413, Msg: "Request Entity Too Large"},
+			{Name: "404 model", Reply: anthropictest.Reply{Status: 404, ErrorBody: errBody("not_found_error", "model: claude-nope")}, Kind: engine.ErrBadRequest, Status: 404, Msg: "model: claude-nope"},
+			{Name: "500", Reply: anthropictest.Reply{Status: 500}, Kind: engine.ErrUnreachable, Status: 500, Msg: "Internal Server Error"},
+			{Name: "529 overloaded", Reply: anthropictest.Reply{Status: 529}, Kind: engine.ErrUnreachable, Status: 529, Msg: "Overloaded"},
+			{Name: "html 502", Reply: anthropictest.Reply{Status: 502, ErrorBody: "<html>\n<body>Bad gateway</body></html>"}, Kind: engine.ErrUnreachable, Status: 502, Msg: "<html> <body>Bad gateway"},
+			{Name: "long message trimmed", Reply: anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", strings.Repeat("é", 1000))}, Kind: engine.ErrBadRequest, Status: 400, Msg: strings.Repeat("é", 299) + "…"},
+			{Name: "mid-stream overloaded", Reply: anthropictest.Reply{Text: "some text first", StreamError: true}, Kind: engine.ErrUnreachable, Status: 0, Msg: "Overloaded"},
+			{Name: "mid-stream rate limit", Reply: anthropictest.Reply{Text: "some text first", StreamError: true, ErrorBody: errBody("rate_limit_error", "slow down")}, Kind: engine.ErrRateLimit, Status: 0, Msg: "slow down"},
+			{Name: "mid-stream prompt too long", Reply: anthropictest.Reply{Text: "some text first", StreamError: true, ErrorBody: errBody("invalid_request_error", "prompt is too long")}, Kind: engine.ErrContextOverflow, Status: 0, Msg: ""},
+			{Name: "mid-stream auth", Reply: anthropictest.Reply{StreamError: true, ErrorBody: errBody("authentication_error", "key revoked")}, Kind: engine.ErrAuth, Status: 0, Msg: "key revoked"},
+		},
+		ToolLoops:    []providertest.ToolLoop[anthropictest.Reply]{toolLoop(true), toolLoop(false)},
+		Conversation: conversation,
+		Echo:         "echo: Thanks!",
+		Golden: []providertest.Golden{
+			{Name: "conversation", Body: func() ([]byte, error) { return New(Config{}).requestBody(conversation()) }},
+			{Name: "minimal", Body: func() ([]byte, error) {
+				return New(Config{MaxTokens: 1000}).requestBody(&engine.ChatRequest{Model: "claude-test", System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}, Thinking: engine.ThinkingOff})
+			}},
+		},
 	}
 }
 
-// rawTransport answers every request with one fixed body.
-type rawTransport struct {
-	status int
-	body   string
-}
+func TestConformance(t *testing.T) { providertest.Run(t, harness()) }
 
-func (rt rawTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	st := rt.status
-	if st == 0 {
-		st = 200
+// toolLoop goes through the validating server with thinking on: the
+// continuation must be accepted whether or not thinking was signed, and
+// thinking goes back only when signed.
+func toolLoop(signed bool) providertest.ToolLoop[anthropictest.Reply] {
+	return providertest.ToolLoop[anthropictest.Reply]{
+		Name:  map[bool]string{true: "signed thinking", false: "unsigned thinking"}[signed],
+		Level: engine.ThinkingLow,
+		Reply: anthropictest.Reply{Thinking: "I should list.", ToolCalls: []engine.ToolCall{
+			{Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)},
+			{Name: "read", Arguments: json.RawMessage(`{"path":`)},
+		}},
+		Assistant: func(rec *providertest.Recorder) engine.Message {
+			think := engine.Block{Type: engine.BlockThinking, Thinking: rec.Joined(engine.EventThinkingDelta)}
+			if signed {
+				think.ThinkingSignature = "sig-3"
+			}
+			asst := engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{think}}
+			for _, c := range rec.Calls() {
+				asst.Content = append(asst.Content, c.Block())
+			}
+			return asst
+		},
+		Sent: func(t *testing.T, reqs []json.RawMessage) {
+			var sent struct {
+				Thinking json.RawMessage
+			}
+			json.Unmarshal(reqs[len(reqs)-1], &sent)
+			if hasThinking := len(sent.Thinking) > 0; hasThinking != signed {
+				t.Errorf("thinking sent = %s, want it only when signed", sent.Thinking)
+			}
+		},
 	}
-	return &http.Response{
-		StatusCode: st,
-		Header:     http.Header{"Content-Type": {"text/event-stream"}},
-		Body:       io.NopCloser(strings.NewReader(rt.body)),
-		Request:    r,
-	}, nil
 }
 
-func rawProvider(rt rawTransport) *Provider {
+func rawProvider(rt providertest.RawTransport) *Provider {
 	return New(Config{BaseURL: "http://127.0.0.1:1", HTTPClient: &http.Client{Transport: rt}})
 }
 
@@ -250,15 +187,15 @@ data: {"type":"message_stop"}
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var rec recorder
-			if err := rawProvider(rawTransport{body: tt.body}).Stream(context.Background(), userRequest("hi"), rec.emit); err != nil {
+			var rec providertest.Recorder
+			if err := rawProvider(providertest.RawTransport{Body: tt.body}).Stream(context.Background(), userRequest("hi"), rec.Emit); err != nil {
 				t.Fatalf("Stream: %v", err)
 			}
-			end := rec.end(t)
-			if got := rec.joined(engine.EventTextDelta); got != tt.text {
+			end := rec.End(t)
+			if got := rec.Joined(engine.EventTextDelta); got != tt.text {
 				t.Errorf("text = %q, want %q", got, tt.text)
 			}
-			if got := jsonOf(rec.calls()); got != tt.calls {
+			if got := providertest.JSONOf(rec.Calls()); got != tt.calls {
 				t.Errorf("calls = %s\nwant %s", got, tt.calls)
 			}
 			if end.StopReason != tt.stop {
@@ -271,196 +208,24 @@ data: {"type":"message_stop"}
 	}
 }
 
-func TestErrors(t *testing.T) {
-	const key = "sk-ant-secret-123"
-	errBody := func(typ, msg string) string {
-		return `{"type":"error","error":{"type":"` + typ + `","message":"` + msg + `"}}`
-	}
-	tests := []struct {
-		name   string
-		reply  anthropictest.Reply
-		kind   engine.ErrorKind
-		status int
-		msg    string
-	}{
-		{"401", anthropictest.Reply{Status: 401, ErrorBody: errBody("authentication_error", "invalid x-api-key sk-ant-secret-123")}, engine.ErrAuth, 401, "invalid x-api-key [redacted]"},
-		{"403", anthropictest.Reply{Status: 403}, engine.ErrAuth, 403, "Forbidden"},
-		{"402", anthropictest.Reply{Status: 402}, engine.ErrBilling, 402, ""},
-		{"400 credit balance", anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.")}, engine.ErrBilling, 400, "credit balance is too low"},
-		{"429", anthropictest.Reply{Status: 429, ErrorBody: errBody("rate_limit_error", "Number of request tokens has exceeded your per-minute rate limit")}, engine.ErrRateLimit, 429, "per-minute rate limit"},
-		{"400 prompt too long", anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "prompt is too long: 208323 tokens > 200000 maximum")}, engine.ErrContextOverflow, 400, "prompt is too long"},
-		{"413 image", anthropictest.Reply{Status: 413, ErrorBody: errBody("request_too_large", "Image too large: exceeds 5 MB maximum")}, engine.ErrImageTooLarge, 413, "Image too large"},
-		{"400 image exceeds", anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", "messages.0.content.1.image.source.base64: image exceeds 5 MB maximum: 7340032 bytes > 5242880 bytes")}, engine.ErrImageTooLarge, 400, "image exceeds"},
-		{"413 request too large", anthropictest.Reply{Status: 413}, engine.ErrBadRequest, 413, "Request Entity Too Large"},
-		{"404 model", anthropictest.Reply{Status: 404, ErrorBody: errBody("not_found_error", "model: claude-nope")}, engine.ErrBadRequest, 404, "model: claude-nope"},
-		{"500", anthropictest.Reply{Status: 500}, engine.ErrUnreachable, 500, "Internal Server Error"},
-		{"529 overloaded", anthropictest.Reply{Status: 529}, engine.ErrUnreachable, 529, "Overloaded"},
-		{"html 502", anthropictest.Reply{Status: 502, ErrorBody: "<html>\n<body>Bad gateway</body></html>"}, engine.ErrUnreachable, 502, "<html> <body>Bad gateway"},
-		{"long message trimmed", anthropictest.Reply{Status: 400, ErrorBody: errBody("invalid_request_error", strings.Repeat("é", 1000))}, engine.ErrBadRequest, 400, strings.Repeat("é", 299) + "…"},
-		{"cut stream", anthropictest.Reply{Text: "a long text that will be cut", CutStream: true}, engine.ErrUnreachable, 0, "stream ended early"},
-		{"mid-stream overloaded", anthropictest.Reply{Text: "some text first", StreamError: true}, engine.ErrUnreachable, 0, "Overloaded"},
-		{"mid-stream rate limit", anthropictest.Reply{Text: "some text first", StreamError: true, ErrorBody: errBody("rate_limit_error", "slow down")}, engine.ErrRateLimit, 0, "slow down"},
-		{"mid-stream prompt too long", anthropictest.Reply{Text: "some text first", StreamError: true, ErrorBody: errBody("invalid_request_error", "prompt is too long")}, engine.ErrContextOverflow, 0, ""},
-		{"mid-stream auth", anthropictest.Reply{StreamError: true, ErrorBody: errBody("authentication_error", "key revoked")}, engine.ErrAuth, 0, "key revoked"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := anthropictest.NewServer(tt.reply)
-			defer srv.Close()
-			p := New(Config{ProviderID: "anth", BaseURL: srv.URL, APIKey: key})
-			var rec recorder
-			err := p.Stream(context.Background(), userRequest("hi"), rec.emit)
-			me := checkError(t, err, tt.kind, &rec)
-			if me.Status != tt.status {
-				t.Errorf("status = %d, want %d", me.Status, tt.status)
-			}
-			if !strings.Contains(me.Message, tt.msg) {
-				t.Errorf("message %q does not contain %q", me.Message, tt.msg)
-			}
-			if len([]rune(me.Message)) > 300 {
-				t.Errorf("message is %d runes", len([]rune(me.Message)))
-			}
-			if strings.Contains(me.Error(), key) {
-				t.Errorf("error leaks the key: %v", me)
-			}
-			if me.Provider != "anth" || me.Model != "claude-test" {
-				t.Errorf("provider/model = %s/%s", me.Provider, me.Model)
-			}
-		})
-	}
-}
-
-func checkError(t *testing.T, err error, kind engine.ErrorKind, rec *recorder) *engine.ModelError {
-	t.Helper()
-	var me *engine.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("err = %v (%T), want *engine.ModelError", err, err)
-	}
-	if me.Kind != kind {
-		t.Errorf("kind = %s, want %s (%v)", me.Kind, kind, me)
-	}
-	if engine.KindOf(err) != kind {
-		t.Errorf("KindOf = %s", engine.KindOf(err))
-	}
-	if rec.count(engine.EventMessageEnd) != 0 {
-		t.Errorf("message end before a failure: %+v", rec.events)
-	}
-	return me
-}
-
-func TestUnreachable(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	var rec recorder
-	err = New(Config{BaseURL: "http://" + addr}).Stream(context.Background(), userRequest("hi"), rec.emit)
-	checkError(t, err, engine.ErrUnreachable, &rec)
-}
-
-func TestResponseHeaderTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 50e6}}
-	var rec recorder
-	err = New(Config{BaseURL: "http://" + l.Addr().String(), HTTPClient: client}).
-		Stream(context.Background(), userRequest("hi"), rec.emit)
-	checkError(t, err, engine.ErrTimeout, &rec)
-}
-
-func TestNetKind(t *testing.T) {
-	ctx := context.Background()
-	cancelled, cancel := context.WithCancel(ctx)
-	cancel()
-	tests := []struct {
-		ctx  context.Context
-		err  error
-		want engine.ErrorKind
-	}{
-		{ctx, &net.DNSError{Err: "no such host", Name: "api.anthropic.com", IsNotFound: true}, engine.ErrUnreachable},
-		{ctx, &net.OpError{Op: "dial", Err: errors.New("connection refused")}, engine.ErrUnreachable},
-		{ctx, &net.OpError{Op: "read", Err: errors.New("connection reset by peer")}, engine.ErrUnreachable},
-		{ctx, &net.OpError{Op: "dial", Err: timeoutErr{}}, engine.ErrTimeout},
-		{cancelled, context.Canceled, engine.ErrAborted},
-	}
-	for _, tt := range tests {
-		if got, _ := httpapi.NetKind(tt.ctx, tt.err); got != tt.want {
-			t.Errorf("httpapi.NetKind(%v) = %s, want %s", tt.err, got, tt.want)
-		}
-	}
-}
-
-type timeoutErr struct{}
-
-func (timeoutErr) Error() string   { return "i/o timeout" }
-func (timeoutErr) Timeout() bool   { return true }
-func (timeoutErr) Temporary() bool { return true }
-
-func TestAbortMidStream(t *testing.T) {
-	srv := anthropictest.NewServer(anthropictest.Reply{Text: "this reply stalls half-way through", Stall: true, Chunk: 2})
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var rec recorder
-	emit := func(e engine.Event) {
-		rec.emit(e)
-		if e.Type == engine.EventTextDelta {
-			cancel()
-		}
-	}
-	err := New(Config{BaseURL: srv.URL}).Stream(ctx, userRequest("hi"), emit)
-	checkError(t, err, engine.ErrAborted, &rec)
-}
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
+// TestHeaders: Anthropic's own headers and path (the key header is the
+// suite's).
 func TestHeaders(t *testing.T) {
 	var got http.Header
 	var path string
 	srv := anthropictest.NewServer()
 	defer srv.Close()
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	client := &http.Client{Transport: providertest.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 		got, path = r.Header.Clone(), r.URL.Path
 		return http.DefaultTransport.RoundTrip(r)
 	})}
-	var rec recorder
+	var rec providertest.Recorder
 	p := New(Config{BaseURL: srv.URL + "/v1/", APIKey: "k1", Headers: map[string]string{"anthropic-beta": "x"}, HTTPClient: client})
-	if err := p.Stream(context.Background(), userRequest("hi"), rec.emit); err != nil {
+	if err := p.Stream(context.Background(), userRequest("hi"), rec.Emit); err != nil {
 		t.Fatal(err)
 	}
 	if got.Get("x-api-key") != "k1" || got.Get("anthropic-version") != "2023-06-01" || got.Get("anthropic-beta") != "x" || path != "/v1/messages" {
 		t.Errorf("headers = %v, path %s", got, path)
-	}
-	if rec.joined(engine.EventTextDelta) != "echo: hi" {
-		t.Errorf("echo = %q", rec.joined(engine.EventTextDelta))
-	}
-	p = New(Config{BaseURL: srv.URL, HTTPClient: client})
-	if err := p.Stream(context.Background(), userRequest("hi"), rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := got["X-Api-Key"]; ok {
-		t.Errorf("no key, but x-api-key sent: %v", got)
 	}
 }
 
@@ -468,60 +233,5 @@ func TestNewDefaults(t *testing.T) {
 	p := New(Config{})
 	if p.ID() != "anthropic" || p.API() != "anthropic-messages" || p.url != "https://api.anthropic.com/v1/messages" || p.cfg.MaxTokens != 4096 {
 		t.Errorf("defaults: %s %s %s %d", p.ID(), p.API(), p.url, p.cfg.MaxTokens)
-	}
-}
-
-// A tool loop through the validating server, with thinking on: the
-// continuation must be accepted whether or not thinking was signed.
-func TestToolLoopRoundTrip(t *testing.T) {
-	for _, signed := range []bool{true, false} {
-		t.Run(map[bool]string{true: "signed thinking", false: "unsigned thinking"}[signed], func(t *testing.T) {
-			srv := anthropictest.NewServer(anthropictest.Reply{Thinking: "I should list.", ToolCalls: []engine.ToolCall{
-				{Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)},
-				{Name: "read", Arguments: json.RawMessage(`{"path":`)},
-			}})
-			defer srv.Close()
-			p := New(Config{BaseURL: srv.URL})
-			req := userRequest("list files")
-			req.Thinking = engine.ThinkingLow
-			req.Tools = []engine.ToolSpec{{Name: "ls", Description: "list"}, {Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)}}
-			var rec recorder
-			if err := p.Stream(context.Background(), req, rec.emit); err != nil {
-				t.Fatal(err)
-			}
-			calls := rec.calls()
-			think := engine.Block{Type: engine.BlockThinking, Thinking: rec.joined(engine.EventThinkingDelta)}
-			if signed {
-				think.ThinkingSignature = "sig-3"
-			}
-			asst := engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{think}}
-			for _, c := range calls {
-				asst.Content = append(asst.Content, c.Block())
-			}
-			req.Messages = append(req.Messages, asst)
-			for _, c := range calls {
-				req.Messages = append(req.Messages, engine.TextResult("ok").Message(c))
-			}
-			rec = recorder{}
-			if err := p.Stream(context.Background(), req, rec.emit); err != nil {
-				t.Fatalf("continuation refused: %v", err)
-			}
-			if rec.joined(engine.EventTextDelta) != "echo: list files" {
-				t.Errorf("echo = %q", rec.joined(engine.EventTextDelta))
-			}
-			reqs := srv.Requests()
-			var sent struct {
-				Thinking json.RawMessage
-			}
-			json.Unmarshal(reqs[len(reqs)-1], &sent)
-			if hasThinking := len(sent.Thinking) > 0; hasThinking != signed {
-				t.Errorf("thinking sent = %s, want it only when signed", sent.Thinking)
-			}
-
-			// Dropping a tool result is a mapping bug the server catches.
-			req.Messages = append(req.Messages[:len(req.Messages)-1], engine.UserText("next"))
-			rec = recorder{}
-			checkError(t, p.Stream(context.Background(), req, rec.emit), engine.ErrBadRequest, &rec)
-		})
 	}
 }

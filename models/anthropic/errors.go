@@ -53,7 +53,7 @@ var typeStatus = map[string]int{
 	"overloaded_error":      529,
 }
 
-// kindFor is the rule table of DESIGN.md §7, on the status and the lowered
+// kindFor is the rule table of docs/design.md §7, on the status and the lowered
 // text of the error (message and type).
 func kindFor(status int, text string) engine.ErrorKind {
 	has := func(words ...string) bool {

@@ -1,14 +1,11 @@
 package anthropic
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
 
 // FuzzStream feeds arbitrary bytes as the response body: Stream must never
@@ -26,41 +23,8 @@ func FuzzStream(f *testing.F) {
 	f.Add("event: error\ndata: not json\n\n")
 	f.Add("event: ping\ndata: {\"type\": \"ping\"}\n\n")
 	f.Fuzz(func(t *testing.T, body string) {
-		var rec recorder
-		err := rawProvider(rawTransport{body: body}).Stream(context.Background(), userRequest("hi"), rec.emit)
-		if err := checkInvariants(err, rec.events); err != nil {
-			t.Fatal(err)
-		}
+		providertest.CheckStream(t, rawProvider(providertest.RawTransport{Body: body}), userRequest("hi"), providertest.Invariants{})
 	})
-}
-
-func checkInvariants(err error, events []engine.Event) error {
-	ends := 0
-	for _, e := range events {
-		if e.Type == engine.EventMessageEnd {
-			ends++
-		}
-		if e.Type == engine.EventToolCall && (e.ToolCall == nil || len(e.ToolCall.Arguments) == 0) {
-			return fmt.Errorf("tool call event without arguments: %+v", e)
-		}
-	}
-	if err != nil {
-		var me *engine.ModelError
-		if !errors.As(err, &me) {
-			return fmt.Errorf("error %v is %T, not *engine.ModelError", err, err)
-		}
-		if ends != 0 {
-			return fmt.Errorf("error %v after a message end", err)
-		}
-		return nil
-	}
-	if ends != 1 || events[len(events)-1].Type != engine.EventMessageEnd {
-		return fmt.Errorf("nil error with %d message ends: %+v", ends, events)
-	}
-	if events[len(events)-1].Usage == nil {
-		return fmt.Errorf("message end without usage")
-	}
-	return nil
 }
 
 // BenchmarkStream parses a 1,000-delta stream.
@@ -75,14 +39,6 @@ func BenchmarkStream(b *testing.B) {
 	sb.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":1000}}\n\n")
 	sb.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
 	body := sb.String()
-	p := New(Config{BaseURL: "http://127.0.0.1:1", HTTPClient: &http.Client{Transport: rawTransport{body: body}}})
-	req := userRequest("hi")
-	emit := func(engine.Event) {}
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.Stream(context.Background(), req, emit); err != nil {
-			b.Fatal(err)
-		}
-	}
+	p := rawProvider(providertest.RawTransport{Body: body})
+	providertest.BenchmarkStream(b, p, userRequest("hi"), len(body))
 }

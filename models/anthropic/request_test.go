@@ -1,19 +1,12 @@
 package anthropic
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
-	"github.com/openclaw-edge/edge/models/anthropic/anthropictest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // conversation is a turn with everything the mapping must handle: a cache
 // boundary, images, signed and unsigned thinking, parallel tool calls (one
@@ -50,58 +43,6 @@ func conversation() *engine.ChatRequest {
 	}
 }
 
-func TestRequestGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		req  func() *engine.ChatRequest
-	}{
-		{"conversation", Config{}, conversation},
-		{"minimal", Config{MaxTokens: 1000}, func() *engine.ChatRequest {
-			return &engine.ChatRequest{Model: "claude-test", System: "Be brief.", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}, Thinking: engine.ThinkingOff}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			body, err := New(tt.cfg).requestBody(tt.req())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, body, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			got.WriteByte('\n')
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("request body differs from %s (run with -update to accept):\n%s", golden, got.Bytes())
-			}
-		})
-	}
-}
-
-// The golden conversation is accepted by the validating server.
-func TestConversationAccepted(t *testing.T) {
-	srv := anthropictest.NewServer()
-	defer srv.Close()
-	var rec recorder
-	if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), conversation(), rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.joined(engine.EventTextDelta); got != "echo: Thanks!" {
-		t.Errorf("echo = %q", got)
-	}
-}
-
 func TestSystemBlocks(t *testing.T) {
 	tests := []struct {
 		system   string
@@ -117,7 +58,7 @@ func TestSystemBlocks(t *testing.T) {
 		{"aé", 2, `[{"type":"text","text":"a","cache_control":{"type":"ephemeral"}},{"type":"text","text":"é"}]`}, // inside é: moved back
 	}
 	for _, tt := range tests {
-		if got := jsonOf(systemBlocks(tt.system, tt.boundary)); got != tt.want {
+		if got := providertest.JSONOf(systemBlocks(tt.system, tt.boundary)); got != tt.want {
 			t.Errorf("systemBlocks(%q, %d) = %s, want %s", tt.system, tt.boundary, got, tt.want)
 		}
 	}

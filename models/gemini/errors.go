@@ -90,7 +90,7 @@ func classify(status int, body []byte, images bool) (engine.ErrorKind, string) {
 	return kindFor(status, e.Status, text, images), msg
 }
 
-// kindFor is the rule table of DESIGN.md §7 for Gemini's errors, on the
+// kindFor is the rule table of docs/design.md §7 for Gemini's errors, on the
 // HTTP status, the gRPC status name and the lowered text of the error
 // (message, status, detail reasons and quota ids).
 func kindFor(status int, grpc, text string, images bool) engine.ErrorKind {

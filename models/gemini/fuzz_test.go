@@ -1,15 +1,12 @@
 package gemini
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
 
 // FuzzStream feeds arbitrary bytes as the response body: Stream must never
@@ -25,51 +22,12 @@ func FuzzStream(f *testing.F) {
 	f.Add(`[{"candidates":[{"content":{"parts":[{"text":"a"}]},"finishReason":"STOP"}]}]`, true)
 	f.Add(`[{"error":{"code":400,"message":"API key not valid.","status":"INVALID_ARGUMENT"}}]`, true)
 	f.Fuzz(func(t *testing.T, body string, asJSON bool) {
-		rt := rawTransport{body: body}
+		rt := providertest.RawTransport{Body: body}
 		if asJSON {
-			rt.contentType = "application/json"
+			rt.ContentType = "application/json"
 		}
-		var rec recorder
-		err := rawProvider(rt).Stream(context.Background(), userRequest("gemini-2.5-flash", "hi"), rec.emit)
-		if err := checkInvariants(err, rec.events); err != nil {
-			t.Fatal(err)
-		}
+		providertest.CheckStream(t, rawProvider(rt), userRequest("gemini-2.5-flash", "hi"), providertest.Invariants{CallIDs: true, ObjectArguments: true, SaneUsage: true})
 	})
-}
-
-func checkInvariants(err error, events []engine.Event) error {
-	ends := 0
-	for _, e := range events {
-		if e.Type == engine.EventMessageEnd {
-			ends++
-		}
-		if e.Type == engine.EventToolCall {
-			if e.ToolCall == nil || e.ToolCall.ID == "" {
-				return fmt.Errorf("tool call event without id: %+v", e)
-			}
-			var obj map[string]any
-			if json.Unmarshal(e.ToolCall.Arguments, &obj) != nil {
-				return fmt.Errorf("tool call arguments not an object: %s", e.ToolCall.Arguments)
-			}
-		}
-	}
-	if err != nil {
-		var me *engine.ModelError
-		if !errors.As(err, &me) {
-			return fmt.Errorf("error %v is %T, not *engine.ModelError", err, err)
-		}
-		if ends != 0 {
-			return fmt.Errorf("error %v after a message end", err)
-		}
-		return nil
-	}
-	if ends != 1 || events[len(events)-1].Type != engine.EventMessageEnd {
-		return fmt.Errorf("nil error with %d message ends: %+v", ends, events)
-	}
-	if u := events[len(events)-1].Usage; u == nil || u.Input < 0 || u.Output < 0 || u.CacheRead < 0 {
-		return fmt.Errorf("message end without sane usage: %+v", u)
-	}
-	return nil
 }
 
 // FuzzToolSchema feeds arbitrary JSON schemas: toolSchema must never panic
@@ -104,15 +62,6 @@ func BenchmarkStream(b *testing.B) {
 	}
 	sb.WriteString("data: {\"candidates\": [{\"content\": {\"parts\": [{\"text\": \"\"}],\"role\": \"model\"},\"finishReason\": \"STOP\",\"index\": 0}],\"usageMetadata\": {\"promptTokenCount\": 10,\"candidatesTokenCount\": 1000,\"totalTokenCount\": 1010},\"modelVersion\": \"gemini-2.5-flash\",\"responseId\": \"mL9jaMn8Ks2nz7IPxb6l4Aw\"}\r\n\r\n")
 	body := sb.String()
-	p := New(Config{BaseURL: "http://127.0.0.1:1/v1beta", HTTPClient: &http.Client{Transport: rawTransport{body: body}}})
-	req := userRequest("gemini-2.5-flash", "hi")
-	n := 0
-	emit := func(engine.Event) { n++ }
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.Stream(context.Background(), req, emit); err != nil {
-			b.Fatal(err)
-		}
-	}
+	p := rawProvider(providertest.RawTransport{Body: body})
+	providertest.BenchmarkStream(b, p, userRequest("gemini-2.5-flash", "hi"), len(body))
 }

@@ -1,7 +1,7 @@
 // Package gemini is a model provider for Google's Gemini API
 // (generativelanguage.googleapis.com): streamGenerateContent over SSE with
 // function calling, thinking and images. It is a thin standard-library HTTP
-// client that turns response chunks into engine events (DESIGN.md §3.6, §7).
+// client that turns response chunks into engine events (docs/design.md §3.6, §7).
 //
 // Choices where the spec is silent:
 //   - Tool schemas: Gemini takes an OpenAPI subset and refuses unknown

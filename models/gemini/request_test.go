@@ -1,20 +1,15 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/gemini/geminitest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // conversation is a turn with everything the mapping must handle: images,
 // signed thinking, parallel tool calls (one with arguments that were not
@@ -57,62 +52,6 @@ func conversation() *engine.ChatRequest {
 		},
 		MaxTokens: 1000,
 		Thinking:  engine.ThinkingHigh,
-	}
-}
-
-func TestRequestGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		cfg  Config
-		req  func() *engine.ChatRequest
-	}{
-		{"conversation", Config{}, conversation},
-		{"minimal", Config{MaxTokens: 64}, func() *engine.ChatRequest {
-			return &engine.ChatRequest{Model: "gemini-2.5-flash", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			greq, err := New(tt.cfg).request(tt.req())
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, err := marshal(greq)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, body, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			got.WriteByte('\n')
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("request body differs from %s (run with -update to accept):\n%s", golden, got.Bytes())
-			}
-		})
-	}
-}
-
-// The golden conversation is accepted by the validating server.
-func TestConversationAccepted(t *testing.T) {
-	srv := geminitest.NewServer()
-	defer srv.Close()
-	var rec recorder
-	if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), conversation(), rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.joined(engine.EventTextDelta); got != "echo: Thanks!" {
-		t.Errorf("echo = %q", got)
 	}
 }
 
@@ -159,8 +98,8 @@ func TestToolSchema(t *testing.T) {
 			defer srv.Close()
 			req := userRequest("gemini-2.5-flash", "hi")
 			req.Tools = []engine.ToolSpec{{Name: "t", Parameters: json.RawMessage(tt.in)}}
-			var rec recorder
-			if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), req, rec.emit); err != nil {
+			var rec providertest.Recorder
+			if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), req, rec.Emit); err != nil {
 				t.Errorf("refused: %v\n%s", err, got)
 			}
 		})
@@ -180,9 +119,9 @@ func TestBadToolSchema(t *testing.T) {
 	for _, schema := range []string{`{not json`, `[1]`, `{"type":"string"}`} {
 		req := userRequest("gemini-2.5-flash", "hi")
 		req.Tools = []engine.ToolSpec{{Name: "x", Parameters: json.RawMessage(schema)}}
-		var rec recorder
-		err := New(Config{BaseURL: "http://127.0.0.1:1/v1beta"}).Stream(context.Background(), req, rec.emit)
-		me := checkError(t, err, engine.ErrBadRequest, &rec)
+		var rec providertest.Recorder
+		err := New(Config{BaseURL: "http://127.0.0.1:1/v1beta"}).Stream(context.Background(), req, rec.Emit)
+		me := providertest.CheckError(t, err, engine.ErrBadRequest, &rec)
 		if !strings.Contains(me.Message, "tool x: parameters") {
 			t.Errorf("%s: %s", schema, me.Message)
 		}

@@ -59,7 +59,7 @@ func (p *Provider) classify(ctx context.Context, model string, err error) *engin
 }
 
 // kindFor maps an Ollama error (status 0: inside a 200 stream) to a kind
-// and the message to show, per DESIGN.md §7.
+// and the message to show, per docs/design.md §7.
 func (p *Provider) kindFor(status int, msg, model string) (engine.ErrorKind, string) {
 	msg = strings.TrimSpace(msg)
 	if msg == "" {

@@ -1,14 +1,11 @@
 package ollama
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
 
 // FuzzStream feeds arbitrary bytes as the /api/chat answer: Stream must
@@ -27,41 +24,8 @@ func FuzzStream(f *testing.F) {
 		if status < 100 || status > 599 {
 			status = 200
 		}
-		var rec recorder
-		err := rawProvider(t, rawTransport{status: status, body: body}).Stream(context.Background(), userRequest("m", "hi"), rec.emit)
-		if err := checkInvariants(err, rec.events); err != nil {
-			t.Fatal(err)
-		}
+		providertest.CheckStream(t, rawProvider(t, ndjson(status, body)), userRequest("m", "hi"), providertest.Invariants{CallIDs: true, SaneUsage: true})
 	})
-}
-
-func checkInvariants(err error, events []engine.Event) error {
-	ends := 0
-	for _, e := range events {
-		if e.Type == engine.EventMessageEnd {
-			ends++
-		}
-		if e.Type == engine.EventToolCall && (e.ToolCall == nil || len(e.ToolCall.Arguments) == 0 || e.ToolCall.ID == "") {
-			return fmt.Errorf("tool call event without id or arguments: %+v", e)
-		}
-	}
-	if err != nil {
-		var me *engine.ModelError
-		if !errors.As(err, &me) {
-			return fmt.Errorf("error %v is %T, not *engine.ModelError", err, err)
-		}
-		if ends != 0 {
-			return fmt.Errorf("error %v after a message end", err)
-		}
-		return nil
-	}
-	if ends != 1 || events[len(events)-1].Type != engine.EventMessageEnd {
-		return fmt.Errorf("nil error with %d message ends: %+v", ends, events)
-	}
-	if u := events[len(events)-1].Usage; u == nil || u.Input < 0 || u.Output < 0 {
-		return fmt.Errorf("message end without sane usage: %+v", u)
-	}
-	return nil
 }
 
 // BenchmarkStream parses a 1,000-line reply.
@@ -72,17 +36,6 @@ func BenchmarkStream(b *testing.B) {
 	}
 	sb.WriteString(`{"model":"qwen3:1.7b","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1,"prompt_eval_count":10,"eval_count":1000}` + "\n")
 	body := sb.String()
-	p := rawProvider(b, rawTransport{body: body})
-	req := userRequest("qwen3:1.7b", "hi")
-	n := 0
-	emit := func(engine.Event) { n++ }
-	b.SetBytes(int64(len(body)))
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := p.Stream(context.Background(), req, emit); err != nil {
-			b.Fatal(err)
-		}
-	}
+	p := rawProvider(b, ndjson(0, body))
+	providertest.BenchmarkStream(b, p, userRequest("qwen3:1.7b", "hi"), len(body))
 }
-
-var _ http.RoundTripper = rawTransport{}

@@ -2,7 +2,7 @@
 // through Ollama's own client package github.com/ollama/ollama/api (pure
 // Go; the cgo runner packages of that module are never imported here). It
 // streams /api/chat with tools, thinking and images, and embeds with
-// /api/embed (DESIGN.md §3.6, §7).
+// /api/embed (docs/design.md §3.6, §7).
 //
 // Choices where the spec is silent:
 //   - Thinking: ChatRequest.Thinking "off" sends think:false; low, medium

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"net/http"
 	"reflect"
@@ -14,55 +13,8 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/ollama/ollamatest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-// recorder collects the events of one Stream call.
-type recorder struct{ events []engine.Event }
-
-func (r *recorder) emit(e engine.Event) { r.events = append(r.events, e) }
-
-func (r *recorder) joined(t engine.EventType) string {
-	var b strings.Builder
-	for _, e := range r.events {
-		if e.Type == t {
-			b.WriteString(e.Text)
-		}
-	}
-	return b.String()
-}
-
-func (r *recorder) count(t engine.EventType) int {
-	n := 0
-	for _, e := range r.events {
-		if e.Type == t {
-			n++
-		}
-	}
-	return n
-}
-
-func (r *recorder) calls() []engine.ToolCall {
-	var out []engine.ToolCall
-	for _, e := range r.events {
-		if e.Type == engine.EventToolCall {
-			out = append(out, *e.ToolCall)
-		}
-	}
-	return out
-}
-
-// end checks the stream ended with exactly one message end and returns it.
-func (r *recorder) end(t *testing.T) engine.Event {
-	t.Helper()
-	if n := r.count(engine.EventMessageEnd); n != 1 {
-		t.Fatalf("%d message ends, want 1: %+v", n, r.events)
-	}
-	last := r.events[len(r.events)-1]
-	if last.Type != engine.EventMessageEnd {
-		t.Fatalf("last event is %s, want message_end", last.Type)
-	}
-	return last
-}
 
 func userRequest(model, text string) *engine.ChatRequest {
 	return &engine.ChatRequest{Model: model, Messages: []engine.Message{engine.UserText(text)}}
@@ -77,144 +29,116 @@ func newProvider(t testing.TB, cfg Config) *Provider {
 	return p
 }
 
-func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+// harness is the provider for the conformance suite, with the cases only
+// Ollama's API has.
+func harness() providertest.Harness[ollamatest.Reply] {
+	return providertest.Harness[ollamatest.Reply]{
+		Model:      "qwen3:1.7b",
+		ProviderID: "lan",
+		KeyHeader:  "Authorization",
+		KeyValue:   "Bearer %s",
+		Serve: func(_ string, replies ...ollamatest.Reply) (string, providertest.FakeServer) {
+			srv := ollamatest.NewServer(replies...)
+			return srv.URL, srv
+		},
+		New: func(t testing.TB, cfg providertest.Config) providertest.Streamer {
+			return newProvider(t, Config{ProviderID: cfg.ProviderID, BaseURL: cfg.BaseURL, APIKey: cfg.APIKey, Headers: cfg.Headers, HTTPClient: cfg.HTTPClient})
+		},
+		CallIDs:      "call_%d",
+		KeepsCallIDs: true,
+		Layouts: []providertest.Layout[ollamatest.Reply]{
+			{
+				Name:  "thinking dropped by a model that cannot think",
+				Model: "llama3.2",
+				Reply: ollamatest.Reply{Thinking: "never seen", Text: "Hi!"},
+				Text:  "Hi!",
+				Stop:  engine.StopEnd,
+			},
+			{
+				Name:  "argument order kept",
+				Reply: ollamatest.Reply{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "x", Arguments: json.RawMessage(`{"z":1,"a":[{"y":2}]}`)}}},
+				Calls: []engine.ToolCall{{ID: "c1", Name: "x", Arguments: json.RawMessage(`{"z":1,"a":[{"y":2}]}`)}},
+				Stop:  engine.StopToolUse,
+			},
+		},
+		Errors: []providertest.ErrorCase[ollamatest.Reply]{
+			{Name: "model not pulled", Model: "qwen9:70b", Kind: engine.ErrNoModel, Status: 404, Msg: "run `ollama pull qwen9:70b`"},
+			{Name: "not found, try pulling (scheduler)", Reply: ollamatest.Reply{Status: 404, Error: `model "qwen3:1.7b" not found, try pulling it first`}, Kind: engine.ErrNoModel, Status: 404, Msg: "ollama pull qwen3:1.7b"},
+			{Name: "401", Reply: ollamatest.Reply{Status: 401, Error: "unauthorized"}, Kind: engine.ErrAuth, Status: 401, Msg: "unauthorized"},
+			{Name: "403", Reply: ollamatest.Reply{Status: 403, Error: "forbidden"}, Kind: engine.ErrAuth, Status: 403, Msg: "forbidden"},
+			{Name: "429", Reply: ollamatest.Reply{Status: 429, Error: "too many requests"}, Kind: engine.ErrRateLimit, Status: 429, Msg: "too many requests"},
+			{Name: "500 out of memory", Reply: ollamatest.Reply{Status: 500, Error: "model requires more system memory (5.6 GiB) than is available (3.1 GiB)"}, Kind: engine.ErrUnreachable, Status: 500, Msg: "more system memory"},
+			{Name: "503 busy", Reply: ollamatest.Reply{Status: 503, Error: "server busy, please try again.  maximum pending requests exceeded"}, Kind: engine.ErrUnreachable, Status: 503, Msg: "server busy, please try again. maximum"},
+			{Name: "400 context length", Reply: ollamatest.Reply{Status: 400, Error: "the input length exceeds the context length"}, Kind: engine.ErrContextOverflow, Status: 400, Msg: "exceeds the context length"},
+			{Name: "500 embed context", Reply: ollamatest.Reply{Status: 500, Error: "input exceeds maximum context length and cannot be truncated further"}, Kind: engine.ErrContextOverflow, Status: 500},
+			{Name: "tools not supported", Model: "gemma2:2b", Tools: true, Kind: engine.ErrBadRequest, Status: 400, Msg: "does not support tools"},
+			{Name: "images to a text model", Model: "llama3.2", Image: true, Kind: engine.ErrUnreachable, Status: 500, Msg: "required for image input"},
+			{Name: "mid-stream error", Reply: ollamatest.Reply{Text: "some text first", StreamError: true, Error: "llama runner process has terminated: signal: killed"}, Kind: engine.ErrUnreachable, Msg: "runner process has terminated"},
+			{Name: "mid-stream context overflow", Reply: ollamatest.Reply{Text: "some text first", StreamError: true, Error: "the input length exceeds the context length"}, Kind: engine.ErrContextOverflow},
+			{Name: "long message trimmed", Reply: ollamatest.Reply{Status: 400, Error: strings.Repeat("x", 1000)}, Kind: engine.ErrBadRequest, Status: 400, Msg: strings.Repeat("x", 299) + "…"},
+			{Name: "not an Ollama server", Raw: ndjson(404, "404 page not found"), Kind: engine.ErrUnreachable, Status: 404, Msg: "no Ollama API at http://127.0.0.1:1"},
+			{Name: "plain text 502 from a proxy", Raw: ndjson(502, "<html>Bad Gateway</html>"), Kind: engine.ErrUnreachable, Status: 502, Msg: "Bad Gateway"},
+			{Name: "malformed line", Raw: ndjson(0, `{"message":{"content":5}}`+"\n"), Kind: engine.ErrUnreachable, Msg: "malformed stream chunk"},
+			{Name: "empty body", Raw: ndjson(0, ""), Kind: engine.ErrUnreachable, Msg: "stream ended early"},
+		},
+		ToolLoops: []providertest.ToolLoop[ollamatest.Reply]{{
+			Name: "calls",
+			Reply: ollamatest.Reply{ToolCalls: []engine.ToolCall{
+				{Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)},
+				{Name: "read", Arguments: json.RawMessage(`{"path":"a.txt"}`)},
+			}},
+		}},
+		Conversation: conversation,
+		Echo:         "echo: Thanks!\nBye.",
+		Golden: []providertest.Golden{
+			{Name: "conversation", Body: func() ([]byte, error) {
+				keep := 10 * time.Minute
+				return requestBody(Config{KeepAlive: &keep, Options: map[string]any{"num_ctx": 8192}}, conversation())
+			}},
+			{Name: "minimal", Body: func() ([]byte, error) {
+				return requestBody(Config{}, &engine.ChatRequest{Model: "qwen3:1.7b", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}})
+			}},
+		},
+	}
+}
 
-func TestStreamLayouts(t *testing.T) {
-	weather := engine.ToolCall{Name: "get_weather", Arguments: json.RawMessage(`{"city":"Zürich","days":[1,2,3]}`)}
-	search := engine.ToolCall{ID: "call_b", Name: "search", Arguments: json.RawMessage(`{"q":"go ndjson"}`)}
-	tests := []struct {
-		name      string
-		model     string
-		reply     ollamatest.Reply
-		text      string
-		thinking  string
-		textDelta int // expected number of text deltas; 0: don't check
-		calls     []engine.ToolCall
-		stop      engine.StopReason
-		usage     *engine.Usage
-	}{
-		{
-			name:      "text only",
-			reply:     ollamatest.Reply{Text: "Hello, wörld! How are you?", Usage: engine.Usage{Input: 10, Output: 7}},
-			text:      "Hello, wörld! How are you?",
-			textDelta: 7, // 26 runes in lines of 4
-			stop:      engine.StopEnd,
-			usage:     &engine.Usage{Input: 10, Output: 7, TotalTokens: 17},
-		},
-		{
-			name:  "one tool call",
-			reply: ollamatest.Reply{ToolCalls: []engine.ToolCall{weather}},
-			calls: []engine.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: weather.Arguments}},
-			stop:  engine.StopToolUse,
-		},
-		{
-			name:  "two tool calls after text",
-			reply: ollamatest.Reply{Text: "Let me look.", ToolCalls: []engine.ToolCall{weather, search}},
-			text:  "Let me look.",
-			calls: []engine.ToolCall{{ID: "call_1", Name: "get_weather", Arguments: weather.Arguments}, search},
-			stop:  engine.StopToolUse,
-		},
-		{
-			name:     "thinking then text",
-			reply:    ollamatest.Reply{Thinking: "The user greets me.", Text: "Hi!"},
-			thinking: "The user greets me.",
-			text:     "Hi!",
-			stop:     engine.StopEnd,
-		},
-		{
-			name:  "thinking dropped by a model that cannot think",
-			model: "llama3.2",
-			reply: ollamatest.Reply{Thinking: "never seen", Text: "Hi!"},
-			text:  "Hi!",
-			stop:  engine.StopEnd,
-		},
-		{
-			name:  "length",
-			reply: ollamatest.Reply{Text: "cut", StopReason: engine.StopLength},
-			text:  "cut",
-			stop:  engine.StopLength,
-		},
-		{
-			name:  "argument order kept",
-			reply: ollamatest.Reply{ToolCalls: []engine.ToolCall{{ID: "c1", Name: "x", Arguments: json.RawMessage(`{"z":1,"a":[{"y":2}]}`)}}},
-			calls: []engine.ToolCall{{ID: "c1", Name: "x", Arguments: json.RawMessage(`{"z":1,"a":[{"y":2}]}`)}},
-			stop:  engine.StopToolUse,
-		},
+func TestConformance(t *testing.T) { providertest.Run(t, harness()) }
+
+// requestBody is the /api/chat body a provider with cfg sends for req.
+func requestBody(cfg Config, req *engine.ChatRequest) ([]byte, error) {
+	p, err := New(cfg)
+	if err != nil {
+		return nil, err
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			srv := ollamatest.NewServer(tt.reply)
-			defer srv.Close()
-			model := tt.model
-			if model == "" {
-				model = "qwen3:1.7b"
-			}
-			var rec recorder
-			if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), userRequest(model, "hi"), rec.emit); err != nil {
-				t.Fatalf("Stream: %v", err)
-			}
-			end := rec.end(t)
-			if got := rec.joined(engine.EventTextDelta); got != tt.text {
-				t.Errorf("text = %q, want %q", got, tt.text)
-			}
-			if got := rec.joined(engine.EventThinkingDelta); got != tt.thinking {
-				t.Errorf("thinking = %q, want %q", got, tt.thinking)
-			}
-			if tt.textDelta > 0 && rec.count(engine.EventTextDelta) != tt.textDelta {
-				t.Errorf("%d text deltas, want %d", rec.count(engine.EventTextDelta), tt.textDelta)
-			}
-			if got := rec.calls(); !reflect.DeepEqual(got, tt.calls) {
-				t.Errorf("calls = %s, want %s", jsonOf(got), jsonOf(tt.calls))
-			}
-			if end.StopReason != tt.stop {
-				t.Errorf("stop = %s, want %s", end.StopReason, tt.stop)
-			}
-			if end.Usage == nil {
-				t.Fatal("message end without usage")
-			}
-			if tt.usage != nil && *end.Usage != *tt.usage {
-				t.Errorf("usage = %+v, want %+v", *end.Usage, *tt.usage)
-			}
-		})
+	creq, err := p.chatRequest(req)
+	if err != nil {
+		return nil, err
 	}
+	return json.Marshal(creq)
+}
+
+// ndjson answers every request with status and body, as Ollama's server
+// would.
+func ndjson(status int, body string) *providertest.RawTransport {
+	return &providertest.RawTransport{Status: status, ContentType: "application/x-ndjson", Body: body}
+}
+
+func rawProvider(t testing.TB, rt *providertest.RawTransport) *Provider {
+	return newProvider(t, Config{BaseURL: "http://127.0.0.1:1", HTTPClient: &http.Client{Transport: *rt}})
 }
 
 func TestCallsWithoutIDs(t *testing.T) {
 	srv := ollamatest.NewServer(ollamatest.Reply{NoIDs: true, ToolCalls: []engine.ToolCall{{Name: "a"}, {Name: "b"}}})
 	defer srv.Close()
-	var rec recorder
-	if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.emit); err != nil {
+	var rec providertest.Recorder
+	if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.Emit); err != nil {
 		t.Fatal(err)
 	}
-	calls := rec.calls()
+	calls := rec.Calls()
 	if len(calls) != 2 || !strings.HasPrefix(calls[0].ID, "call_") || calls[0].ID == calls[1].ID ||
 		string(calls[0].Arguments) != "{}" {
-		t.Fatalf("calls need distinct ids and {} arguments: %s", jsonOf(calls))
+		t.Fatalf("calls need distinct ids and {} arguments: %s", providertest.JSONOf(calls))
 	}
-}
-
-// rawTransport answers every request with one fixed body.
-type rawTransport struct {
-	status int
-	body   string
-}
-
-func (rt rawTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	st := rt.status
-	if st == 0 {
-		st = 200
-	}
-	return &http.Response{
-		StatusCode: st,
-		Status:     http.StatusText(st),
-		Header:     http.Header{"Content-Type": {"application/x-ndjson"}},
-		Body:       io.NopCloser(strings.NewReader(rt.body)),
-		Request:    r,
-	}, nil
-}
-
-func rawProvider(t testing.TB, rt rawTransport) *Provider {
-	return newProvider(t, Config{BaseURL: "http://127.0.0.1:1", HTTPClient: &http.Client{Transport: rt}})
 }
 
 // Lines written out by hand, as Ollama's server marshals them.
@@ -224,117 +148,21 @@ func TestStreamWireLines(t *testing.T) {
 {"model":"qwen3:1.7b","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"","tool_calls":[{"function":{"index":1,"name":"now","arguments":{}}}]},"done":false}
 {"model":"qwen3:1.7b","created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1,"prompt_eval_count":26,"prompt_eval_duration":1,"eval_count":12,"eval_duration":1}
 `
-	var rec recorder
-	if err := rawProvider(t, rawTransport{body: body}).Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.emit); err != nil {
+	var rec providertest.Recorder
+	if err := rawProvider(t, ndjson(0, body)).Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.Emit); err != nil {
 		t.Fatal(err)
 	}
-	end := rec.end(t)
-	calls := rec.calls()
+	end := rec.End(t)
+	calls := rec.Calls()
 	if len(calls) != 2 || calls[0].ID != "call_x1" || string(calls[0].Arguments) != `{"path":"."}` || calls[1].Name != "now" || calls[1].ID == "" {
-		t.Errorf("calls = %s", jsonOf(calls))
+		t.Errorf("calls = %s", providertest.JSONOf(calls))
 	}
 	if end.StopReason != engine.StopToolUse || *end.Usage != (engine.Usage{Input: 26, Output: 12, TotalTokens: 38}) {
 		t.Errorf("end = %+v %+v", end, *end.Usage)
 	}
-	if rec.joined(engine.EventThinkingDelta) != "hm" {
-		t.Errorf("thinking = %q", rec.joined(engine.EventThinkingDelta))
+	if rec.Joined(engine.EventThinkingDelta) != "hm" {
+		t.Errorf("thinking = %q", rec.Joined(engine.EventThinkingDelta))
 	}
-}
-
-func TestErrors(t *testing.T) {
-	tests := []struct {
-		name   string
-		model  string
-		tools  bool
-		image  bool
-		reply  *ollamatest.Reply
-		raw    *rawTransport
-		kind   engine.ErrorKind
-		status int
-		msg    string // substring of ModelError.Message
-	}{
-		{name: "model not pulled", model: "qwen9:70b", kind: engine.ErrNoModel, status: 404, msg: "run `ollama pull qwen9:70b`"},
-		{name: "not found, try pulling (scheduler)", reply: &ollamatest.Reply{Status: 404, Error: `model "qwen3:1.7b" not found, try pulling it first`}, kind: engine.ErrNoModel, status: 404, msg: "ollama pull qwen3:1.7b"},
-		{name: "401", reply: &ollamatest.Reply{Status: 401, Error: "unauthorized"}, kind: engine.ErrAuth, status: 401, msg: "unauthorized"},
-		{name: "403", reply: &ollamatest.Reply{Status: 403, Error: "forbidden"}, kind: engine.ErrAuth, status: 403, msg: "forbidden"},
-		{name: "429", reply: &ollamatest.Reply{Status: 429, Error: "too many requests"}, kind: engine.ErrRateLimit, status: 429, msg: "too many requests"},
-		{name: "500 out of memory", reply: &ollamatest.Reply{Status: 500, Error: "model requires more system memory (5.6 GiB) than is available (3.1 GiB)"}, kind: engine.ErrUnreachable, status: 500, msg: "more system memory"},
-		{name: "503 busy", reply: &ollamatest.Reply{Status: 503, Error: "server busy, please try again.  maximum pending requests exceeded"}, kind: engine.ErrUnreachable, status: 503, msg: "server busy, please try again. maximum"},
-		{name: "400 context length", reply: &ollamatest.Reply{Status: 400, Error: "the input length exceeds the context length"}, kind: engine.ErrContextOverflow, status: 400, msg: "exceeds the context length"},
-		{name: "500 embed context", reply: &ollamatest.Reply{Status: 500, Error: "input exceeds maximum context length and cannot be truncated further"}, kind: engine.ErrContextOverflow, status: 500},
-		{name: "tools not supported", model: "gemma2:2b", tools: true, kind: engine.ErrBadRequest, status: 400, msg: "does not support tools"},
-		{name: "images to a text model", model: "llama3.2", image: true, kind: engine.ErrUnreachable, status: 500, msg: "required for image input"},
-		{name: "mid-stream error", reply: &ollamatest.Reply{Text: "some text first", StreamError: true, Error: "llama runner process has terminated: signal: killed"}, kind: engine.ErrUnreachable, msg: "runner process has terminated"},
-		{name: "mid-stream context overflow", reply: &ollamatest.Reply{Text: "some text first", StreamError: true, Error: "the input length exceeds the context length"}, kind: engine.ErrContextOverflow},
-		{name: "cut stream", reply: &ollamatest.Reply{Text: "a long text that will be cut", CutStream: true}, kind: engine.ErrUnreachable, msg: "stream ended early"},
-		{name: "long message trimmed", reply: &ollamatest.Reply{Status: 400, Error: strings.Repeat("x", 1000)}, kind: engine.ErrBadRequest, status: 400, msg: strings.Repeat("x", 299) + "…"},
-		{name: "not an Ollama server", raw: &rawTransport{status: 404, body: "404 page not found"}, kind: engine.ErrUnreachable, status: 404, msg: "no Ollama API at http://127.0.0.1:1"},
-		{name: "plain text 502 from a proxy", raw: &rawTransport{status: 502, body: "<html>Bad Gateway</html>"}, kind: engine.ErrUnreachable, status: 502, msg: "Bad Gateway"},
-		{name: "malformed line", raw: &rawTransport{body: `{"message":{"content":5}}` + "\n"}, kind: engine.ErrUnreachable, msg: "malformed stream chunk"},
-		{name: "empty body", raw: &rawTransport{body: ""}, kind: engine.ErrUnreachable, msg: "stream ended early"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var p *Provider
-			if tt.raw != nil {
-				p = rawProvider(t, *tt.raw)
-			} else {
-				var replies []ollamatest.Reply
-				if tt.reply != nil {
-					replies = append(replies, *tt.reply)
-				}
-				srv := ollamatest.NewServer(replies...)
-				defer srv.Close()
-				p = newProvider(t, Config{ProviderID: "lan", BaseURL: srv.URL})
-			}
-			model := tt.model
-			if model == "" {
-				model = "qwen3:1.7b"
-			}
-			req := userRequest(model, "hi")
-			if tt.tools {
-				req.Tools = []engine.ToolSpec{{Name: "ls"}}
-			}
-			if tt.image {
-				req.Messages[0].Content = append(req.Messages[0].Content, engine.Block{Type: engine.BlockImage, Data: "aGk=", MimeType: "image/png"})
-			}
-			var rec recorder
-			err := p.Stream(context.Background(), req, rec.emit)
-			me := checkError(t, err, tt.kind, &rec)
-			if me.Status != tt.status {
-				t.Errorf("status = %d, want %d", me.Status, tt.status)
-			}
-			if !strings.Contains(me.Message, tt.msg) {
-				t.Errorf("message %q does not contain %q", me.Message, tt.msg)
-			}
-			if len([]rune(me.Message)) > 300 {
-				t.Errorf("message is %d runes", len([]rune(me.Message)))
-			}
-			if me.Model != model || tt.raw == nil && me.Provider != "lan" {
-				t.Errorf("provider/model = %s/%s", me.Provider, me.Model)
-			}
-		})
-	}
-}
-
-// checkError asserts err is a *engine.ModelError of kind and that no message
-// end or tool call was emitted.
-func checkError(t *testing.T, err error, kind engine.ErrorKind, rec *recorder) *engine.ModelError {
-	t.Helper()
-	var me *engine.ModelError
-	if !errors.As(err, &me) {
-		t.Fatalf("err = %v (%T), want *engine.ModelError", err, err)
-	}
-	if me.Kind != kind {
-		t.Errorf("kind = %s, want %s (%v)", me.Kind, kind, me)
-	}
-	if engine.KindOf(err) != kind {
-		t.Errorf("KindOf = %s", engine.KindOf(err))
-	}
-	if rec.count(engine.EventMessageEnd) != 0 || rec.count(engine.EventToolCall) != 0 {
-		t.Errorf("events after a failure: %+v", rec.events)
-	}
-	return me
 }
 
 func closedPort(t *testing.T) string {
@@ -351,9 +179,9 @@ func closedPort(t *testing.T) string {
 func TestNotRunning(t *testing.T) {
 	addr := closedPort(t)
 	p := newProvider(t, Config{BaseURL: "http://" + addr + "/"})
-	var rec recorder
-	err := p.Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.emit)
-	me := checkError(t, err, engine.ErrUnreachable, &rec)
+	var rec providertest.Recorder
+	err := p.Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.Emit)
+	me := providertest.CheckError(t, err, engine.ErrUnreachable, &rec)
 	want := "Ollama is not running at http://" + addr + " (start it with `ollama serve`)"
 	if me.Message != want {
 		t.Errorf("message = %q, want %q", me.Message, want)
@@ -364,49 +192,6 @@ func TestNotRunning(t *testing.T) {
 	}
 }
 
-func TestResponseHeaderTimeout(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() { // accept and never answer
-		var conns []net.Conn
-		defer func() {
-			for _, c := range conns {
-				c.Close()
-			}
-		}()
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			conns = append(conns, c)
-		}
-	}()
-	client := &http.Client{Transport: &http.Transport{ResponseHeaderTimeout: 50 * time.Millisecond}}
-	var rec recorder
-	err = newProvider(t, Config{BaseURL: "http://" + l.Addr().String(), HTTPClient: client}).
-		Stream(context.Background(), userRequest("qwen3:1.7b", "hi"), rec.emit)
-	checkError(t, err, engine.ErrTimeout, &rec)
-}
-
-func TestAbortMidStream(t *testing.T) {
-	srv := ollamatest.NewServer(ollamatest.Reply{Text: "this reply stalls half-way through", Stall: true, Chunk: 2})
-	defer srv.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var rec recorder
-	emit := func(e engine.Event) {
-		rec.emit(e)
-		if e.Type == engine.EventTextDelta {
-			cancel() // like /stop while text streams
-		}
-	}
-	err := newProvider(t, Config{BaseURL: srv.URL}).Stream(ctx, userRequest("qwen3:1.7b", "hi"), emit)
-	checkError(t, err, engine.ErrAborted, &rec)
-}
-
 // A /think level on a model that cannot think: the call is repeated
 // without think instead of failing.
 func TestThinkingFallback(t *testing.T) {
@@ -414,11 +199,11 @@ func TestThinkingFallback(t *testing.T) {
 	defer srv.Close()
 	req := userRequest("llama3.2", "hi")
 	req.Thinking = engine.ThinkingHigh
-	var rec recorder
-	if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), req, rec.emit); err != nil {
+	var rec providertest.Recorder
+	if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), req, rec.Emit); err != nil {
 		t.Fatal(err)
 	}
-	rec.end(t)
+	rec.End(t)
 	reqs := srv.Requests()
 	if len(reqs) != 2 || !strings.Contains(string(reqs[0]), `"think":true`) || strings.Contains(string(reqs[1]), `"think"`) {
 		t.Errorf("requests:\n%s", reqs)
@@ -445,8 +230,8 @@ func TestThinkValues(t *testing.T) {
 	for _, tt := range tests {
 		req := userRequest(tt.model, "hi")
 		req.Thinking = tt.level
-		var rec recorder
-		if err := p.Stream(context.Background(), req, rec.emit); err != nil {
+		var rec providertest.Recorder
+		if err := p.Stream(context.Background(), req, rec.Emit); err != nil {
 			t.Errorf("%s %q: %v", tt.model, tt.level, err)
 			continue
 		}
@@ -457,46 +242,6 @@ func TestThinkValues(t *testing.T) {
 			t.Errorf("%s %q: think = %s, want %s", tt.model, tt.level, got, tt.want)
 		}
 	}
-}
-
-// A tool loop through the validating server: what we send back after a
-// tool call must be accepted.
-func TestToolLoopRoundTrip(t *testing.T) {
-	srv := ollamatest.NewServer(ollamatest.Reply{ToolCalls: []engine.ToolCall{
-		{Name: "ls", Arguments: json.RawMessage(`{"path":"."}`)},
-		{Name: "read", Arguments: json.RawMessage(`{"path":"a.txt"}`)},
-	}})
-	defer srv.Close()
-	p := newProvider(t, Config{BaseURL: srv.URL})
-	req := userRequest("qwen3:1.7b", "list files")
-	req.Tools = []engine.ToolSpec{{Name: "ls", Description: "list"}, {Name: "read", Parameters: json.RawMessage(`{"type":"object"}`)}}
-	var rec recorder
-	if err := p.Stream(context.Background(), req, rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	calls := rec.calls()
-	asst := engine.Message{Role: engine.RoleAssistant}
-	for _, c := range calls {
-		asst.Content = append(asst.Content, c.Block())
-	}
-	req.Messages = append(req.Messages, asst)
-	for _, c := range calls {
-		req.Messages = append(req.Messages, engine.TextResult("ok").Message(c))
-	}
-	rec = recorder{}
-	if err := p.Stream(context.Background(), req, rec.emit); err != nil {
-		t.Fatalf("second call refused: %v", err)
-	}
-	if rec.joined(engine.EventTextDelta) != "echo: list files" {
-		t.Errorf("echo = %q", rec.joined(engine.EventTextDelta))
-	}
-
-	// Dropping a tool result is a mapping bug the server catches.
-	req.Messages = req.Messages[:len(req.Messages)-1]
-	req.Messages = append(req.Messages, engine.UserText("next"))
-	rec = recorder{}
-	err := p.Stream(context.Background(), req, rec.emit)
-	checkError(t, err, engine.ErrBadRequest, &rec)
 }
 
 func TestEmbed(t *testing.T) {
@@ -527,7 +272,7 @@ func TestEmbed(t *testing.T) {
 		t.Errorf("unknown model: %v", err)
 	}
 
-	short := rawProvider(t, rawTransport{body: `{"model":"m","embeddings":[[1,0]]}`})
+	short := rawProvider(t, ndjson(0, `{"model":"m","embeddings":[[1,0]]}`))
 	if _, err := short.Embed(context.Background(), "m", []string{"a", "b"}); engine.KindOf(err) != engine.ErrUnreachable || !strings.Contains(err.Error(), "1 embeddings for 2 texts") {
 		t.Errorf("short answer: %v", err)
 	}
@@ -564,7 +309,7 @@ func TestKeepAliveOptionsHeaders(t *testing.T) {
 	var got http.Header
 	srv := ollamatest.NewServer()
 	defer srv.Close()
-	client := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+	client := &http.Client{Transport: providertest.RoundTripFunc(func(r *http.Request) (*http.Response, error) {
 		got = r.Header.Clone()
 		return http.DefaultTransport.RoundTrip(r)
 	})}
@@ -585,8 +330,8 @@ func TestKeepAliveOptionsHeaders(t *testing.T) {
 		cfg := Config{BaseURL: srv.URL, KeepAlive: tt.keep, Options: tt.opts, HTTPClient: client, APIKey: "k1", Headers: map[string]string{"X-Box": "edge"}}
 		req := userRequest("qwen3:1.7b", "hi")
 		req.MaxTokens = tt.max
-		var rec recorder
-		if err := newProvider(t, cfg).Stream(context.Background(), req, rec.emit); err != nil {
+		var rec providertest.Recorder
+		if err := newProvider(t, cfg).Stream(context.Background(), req, rec.Emit); err != nil {
 			t.Fatal(err)
 		}
 		reqs := srv.Requests()
@@ -605,7 +350,3 @@ func TestKeepAliveOptionsHeaders(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-type roundTripFunc func(*http.Request) (*http.Response, error)
-
-func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

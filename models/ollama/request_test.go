@@ -1,21 +1,14 @@
 package ollama
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
-	"github.com/openclaw-edge/edge/models/ollama/ollamatest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // conversation is a turn with everything the mapping must handle: images,
 // thinking, parallel tool calls (one with arguments that were not JSON), tool
@@ -56,59 +49,6 @@ func conversation() *engine.ChatRequest {
 	}
 }
 
-func TestRequestGolden(t *testing.T) {
-	keep := 10 * time.Minute
-	tests := []struct {
-		name string
-		cfg  Config
-		req  func() *engine.ChatRequest
-	}{
-		{"conversation", Config{KeepAlive: &keep, Options: map[string]any{"num_ctx": 8192}}, conversation},
-		{"minimal", Config{}, func() *engine.ChatRequest {
-			return &engine.ChatRequest{Model: "qwen3:1.7b", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			creq, err := newProvider(t, tt.cfg).chatRequest(tt.req())
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := json.MarshalIndent(creq, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = append(got, '\n')
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("request body differs from %s (run with -update to accept):\n%s", golden, got)
-			}
-		})
-	}
-}
-
-// The golden conversation is accepted by the validating server.
-func TestConversationAccepted(t *testing.T) {
-	srv := ollamatest.NewServer()
-	defer srv.Close()
-	var rec recorder
-	if err := newProvider(t, Config{BaseURL: srv.URL}).Stream(context.Background(), conversation(), rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.joined(engine.EventTextDelta); got != "echo: Thanks!\nBye." {
-		t.Errorf("echo = %q", got)
-	}
-}
-
 func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name string
@@ -124,9 +64,9 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var rec recorder
-			err := newProvider(t, Config{BaseURL: "http://127.0.0.1:1"}).Stream(context.Background(), tt.req, rec.emit)
-			me := checkError(t, err, engine.ErrBadRequest, &rec)
+			var rec providertest.Recorder
+			err := newProvider(t, Config{BaseURL: "http://127.0.0.1:1"}).Stream(context.Background(), tt.req, rec.Emit)
+			me := providertest.CheckError(t, err, engine.ErrBadRequest, &rec)
 			if !strings.Contains(me.Message, tt.msg) {
 				t.Errorf("message %q does not contain %q", me.Message, tt.msg)
 			}

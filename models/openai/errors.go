@@ -83,7 +83,7 @@ func classify(status int, body []byte) (engine.ErrorKind, string) {
 	return kindFor(status, text), msg
 }
 
-// kindFor is the rule table of DESIGN.md §7, on the status and the lowered
+// kindFor is the rule table of docs/design.md §7, on the status and the lowered
 // text of the error (message, type and code).
 func kindFor(status int, text string) engine.ErrorKind {
 	has := func(words ...string) bool {

@@ -1,7 +1,7 @@
 // Package openai is a model provider for the OpenAI chat completions API and
 // the servers that speak it: OpenAI itself, llama-server, vLLM, OpenRouter,
 // LM Studio and Ollama's /v1. It is a thin standard-library HTTP client that
-// streams (SSE) and turns chunks into engine events (DESIGN.md §3.6, §7, §12).
+// streams (SSE) and turns chunks into engine events (docs/design.md §3.6, §7, §12).
 //
 // Choices where the spec is silent:
 //   - Usage: Input is prompt_tokens minus the cached ones and CacheRead the

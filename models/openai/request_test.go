@@ -1,19 +1,13 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
-	"github.com/openclaw-edge/edge/models/openai/openaitest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // conversation is a turn with everything the mapping must handle: a cache
 // boundary, images, thinking, parallel tool calls (one with arguments that
@@ -46,58 +40,6 @@ func conversation() *engine.ChatRequest {
 		},
 		MaxTokens: 1000,
 		Thinking:  engine.ThinkingHigh,
-	}
-}
-
-func TestRequestGolden(t *testing.T) {
-	tests := []struct {
-		name    string
-		baseURL string
-		req     func() *engine.ChatRequest
-	}{
-		{"conversation", "http://127.0.0.1:8080/v1", conversation},
-		{"openai-minimal", "", func() *engine.ChatRequest {
-			return &engine.ChatRequest{Model: "gpt-5", Messages: []engine.Message{{Role: engine.RoleUser, Content: []engine.Block{engine.TextBlock("hi")}}}, MaxTokens: 64, Thinking: engine.ThinkingOff}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			body, err := New(Config{BaseURL: tt.baseURL}).requestBody(tt.req())
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := json.Indent(&got, body, "", "  "); err != nil {
-				t.Fatal(err)
-			}
-			got.WriteByte('\n')
-			golden := filepath.Join("testdata", tt.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create)", err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Errorf("request body differs from %s (run with -update to accept):\n%s", golden, got.Bytes())
-			}
-		})
-	}
-}
-
-// The golden conversation is accepted by the validating server.
-func TestConversationAccepted(t *testing.T) {
-	srv := openaitest.NewServer()
-	defer srv.Close()
-	var rec recorder
-	if err := New(Config{BaseURL: srv.URL}).Stream(context.Background(), conversation(), rec.emit); err != nil {
-		t.Fatal(err)
-	}
-	if got := rec.joined(engine.EventTextDelta); got != "echo: Thanks!" {
-		t.Errorf("echo = %q", got)
 	}
 }
 
@@ -136,7 +78,7 @@ func TestMaxTokensDefault(t *testing.T) {
 func TestBadToolSchema(t *testing.T) {
 	req := &engine.ChatRequest{Model: "m", Messages: []engine.Message{engine.UserText("hi")},
 		Tools: []engine.ToolSpec{{Name: "x", Parameters: json.RawMessage(`{not json`)}}}
-	var rec recorder
-	err := New(Config{BaseURL: "http://127.0.0.1:1/v1"}).Stream(context.Background(), req, rec.emit)
-	checkError(t, err, engine.ErrBadRequest, &rec)
+	var rec providertest.Recorder
+	err := New(Config{BaseURL: "http://127.0.0.1:1/v1"}).Stream(context.Background(), req, rec.Emit)
+	providertest.CheckError(t, err, engine.ErrBadRequest, &rec)
 }

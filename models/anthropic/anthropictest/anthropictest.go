@@ -27,9 +27,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest/fakeserver"
 )
 
 // Reply is one scripted answer.
@@ -62,35 +62,15 @@ type Reply struct {
 
 // Handler serves POST …/v1/messages.
 type Handler struct {
-	mu       sync.Mutex
-	replies  []Reply
-	requests []json.RawMessage
-	nextID   int
-	closed   chan struct{}
-	once     sync.Once
+	*fakeserver.Script[Reply]
+	mu     sync.Mutex // guards the fields below
+	nextID int
 }
 
 // NewHandler returns a Handler serving replies in order, then echo replies.
 func NewHandler(replies ...Reply) *Handler {
-	return &Handler{replies: replies, closed: make(chan struct{})}
+	return &Handler{Script: fakeserver.NewScript(replies...)}
 }
-
-// Push appends replies.
-func (h *Handler) Push(replies ...Reply) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.replies = append(h.replies, replies...)
-}
-
-// Requests returns the raw bodies of the requests received so far.
-func (h *Handler) Requests() []json.RawMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]json.RawMessage(nil), h.requests...)
-}
-
-// Release ends stalled replies.
-func (h *Handler) Release() { h.once.Do(func() { close(h.closed) }) }
 
 // Server is a Handler on a loopback httptest server.
 type Server struct {
@@ -126,9 +106,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "cannot read body: "+err.Error())
 		return
 	}
-	h.mu.Lock()
-	h.requests = append(h.requests, json.RawMessage(body))
-	h.mu.Unlock()
+	h.Log(body)
 
 	if r.Header.Get("anthropic-version") == "" {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "anthropic-version: header is required")
@@ -146,12 +124,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	h.mu.Lock()
-	var rep Reply
-	if len(h.replies) > 0 {
-		rep = h.replies[0]
-		h.replies = h.replies[1:]
-	} else {
-		rep = Reply{Text: "echo: " + stripInboundMeta(lastUser)}
+	rep, ok := h.Next()
+	if !ok {
+		rep = Reply{Text: fakeserver.Echo(lastUser)}
 	}
 	calls := make([]engine.ToolCall, len(rep.ToolCalls))
 	for i, c := range rep.ToolCalls {
@@ -332,7 +307,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, r
 	index := 0
 	if rep.Thinking != "" {
 		add("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "thinking", "thinking": "", "signature": ""}})
-		for _, s := range split(rep.Thinking, n) {
+		for _, s := range fakeserver.Split(rep.Thinking, n) {
 			add("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "thinking_delta", "thinking": s}})
 		}
 		add("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "signature_delta", "signature": rep.Signature}})
@@ -341,7 +316,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, r
 	}
 	if rep.Text != "" {
 		add("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "text", "text": ""}})
-		for _, s := range split(rep.Text, n) {
+		for _, s := range fakeserver.Split(rep.Text, n) {
 			add("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "text_delta", "text": s}})
 		}
 		add("content_block_stop", map[string]any{"index": index})
@@ -350,7 +325,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, r
 	for _, c := range rep.ToolCalls {
 		add("content_block_start", map[string]any{"index": index, "content_block": map[string]any{"type": "tool_use", "id": c.ID, "name": c.Name, "input": map[string]any{}}})
 		add("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": ""}})
-		for _, s := range split(input(c), n) {
+		for _, s := range fakeserver.Split(input(c), n) {
 			add("content_block_delta", map[string]any{"index": index, "delta": map[string]any{"type": "input_json_delta", "partial_json": s}})
 		}
 		add("content_block_stop", map[string]any{"index": index})
@@ -382,38 +357,6 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, r
 		}
 	}
 	if rep.Stall {
-		select {
-		case <-r.Context().Done():
-		case <-h.closed:
-		}
+		h.Stall(r)
 	}
-}
-
-// split cuts s into pieces of n runes.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
-}
-
-// stripInboundMeta drops the metadata blocks the gateway puts before a user's
-// text ("Inbound metadata (trusted…" followed by fenced blocks), so the echo
-// answers with what the user typed.
-func stripInboundMeta(text string) string {
-	if !strings.HasPrefix(text, "Inbound metadata") {
-		return text
-	}
-	if i := strings.LastIndex(text, "```\n\n"); i >= 0 {
-		return text[i+len("```\n\n"):]
-	}
-	return text
 }

@@ -2,28 +2,20 @@ package anthropictest_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/anthropic/anthropictest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
 
 func post(t *testing.T, url, body string, version bool) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest("POST", url+"/v1/messages", strings.NewReader(body))
 	if version {
-		req.Header.Set("anthropic-version", "2023-06-01")
+		return providertest.Do(t, "POST", url+"/v1/messages", body, "anthropic-version", "2023-06-01")
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return providertest.Do(t, "POST", url+"/v1/messages", body)
 }
 
 const (

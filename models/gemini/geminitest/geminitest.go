@@ -37,9 +37,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest/fakeserver"
 )
 
 // Reply is one scripted answer.
@@ -104,28 +104,18 @@ var DefaultModels = []Model{
 
 // Handler serves the API.
 type Handler struct {
-	mu         sync.Mutex
-	replies    []Reply
-	requests   []json.RawMessage
+	*fakeserver.Script[Reply]
+	mu         sync.Mutex // guards the fields below
 	models     []Model
 	key        string
 	signatures map[string]bool // issued thought signatures
 	nextResp   int
-	closed     chan struct{}
-	once       sync.Once
 }
 
 // NewHandler returns a Handler knowing DefaultModels, serving replies in
 // order, then echo replies.
 func NewHandler(replies ...Reply) *Handler {
-	return &Handler{replies: replies, models: slices.Clone(DefaultModels), signatures: map[string]bool{}, closed: make(chan struct{})}
-}
-
-// Push appends replies.
-func (h *Handler) Push(replies ...Reply) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.replies = append(h.replies, replies...)
+	return &Handler{Script: fakeserver.NewScript(replies...), models: slices.Clone(DefaultModels), signatures: map[string]bool{}}
 }
 
 // AddModel adds (or replaces) a model.
@@ -143,16 +133,6 @@ func (h *Handler) RequireKey(key string) {
 	defer h.mu.Unlock()
 	h.key = key
 }
-
-// Requests returns the raw bodies of the generate requests received so far.
-func (h *Handler) Requests() []json.RawMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]json.RawMessage(nil), h.requests...)
-}
-
-// Release ends stalled replies.
-func (h *Handler) Release() { h.once.Do(func() { close(h.closed) }) }
 
 // Server is a Handler on a loopback httptest server.
 type Server struct {
@@ -279,9 +259,7 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, name string, 
 		badRequest(w, "cannot read body: "+err.Error())
 		return
 	}
-	h.mu.Lock()
-	h.requests = append(h.requests, json.RawMessage(body))
-	h.mu.Unlock()
+	h.Log(body)
 
 	m, ok := h.model(name)
 	if !ok {
@@ -307,12 +285,9 @@ func (h *Handler) generate(w http.ResponseWriter, r *http.Request, name string, 
 	}
 
 	h.mu.Lock()
-	var rep Reply
-	if len(h.replies) > 0 {
-		rep = h.replies[0]
-		h.replies = h.replies[1:]
-	} else {
-		rep = Reply{Text: "echo: " + stripInboundMeta(lastUser)}
+	rep, ok := h.Next()
+	if !ok {
+		rep = Reply{Text: fakeserver.Echo(lastUser)}
 	}
 	h.nextResp++
 	respID := fmt.Sprintf("resp%d", h.nextResp)
@@ -431,10 +406,10 @@ func responses(model, respID string, rep Reply) []chunk {
 	if rep.BlockReason != "" {
 		return []chunk{{PromptFeedback: map[string]any{"blockReason": rep.BlockReason}, UsageMetadata: partial, ModelVersion: model, ResponseID: respID}}
 	}
-	for _, s := range split(rep.Thinking, n) {
+	for _, s := range fakeserver.Split(rep.Thinking, n) {
 		add(part{Text: strptr(s), Thought: true})
 	}
-	texts := split(rep.Text, n)
+	texts := fakeserver.Split(rep.Text, n)
 	for i, s := range texts {
 		p := part{Text: strptr(s)}
 		if i == len(texts)-1 && len(rep.ToolCalls) == 0 {
@@ -528,10 +503,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, chunks []chunk,
 		}
 	}
 	if rep.Stall {
-		select {
-		case <-r.Context().Done():
-		case <-h.closed:
-		}
+		h.Stall(r)
 	}
 }
 
@@ -543,32 +515,4 @@ func mustJSON(v any) []byte {
 		panic("geminitest: " + err.Error())
 	}
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
-}
-
-// split cuts s into pieces of n runes.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
-}
-
-// stripInboundMeta drops the metadata blocks the gateway puts before a user's
-// text, so the echo answers with what the user typed.
-func stripInboundMeta(text string) string {
-	if !strings.HasPrefix(text, "Inbound metadata") {
-		return text
-	}
-	if i := strings.LastIndex(text, "```\n\n"); i >= 0 {
-		return text[i+len("```\n\n"):]
-	}
-	return text
 }

@@ -9,17 +9,12 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/gemini/geminitest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
 
 func post(t *testing.T, url, body string) (int, string) {
 	t.Helper()
-	resp, err := http.Post(url, "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return providertest.Do(t, "POST", url, body, "Content-Type", "application/json")
 }
 
 func TestValidation(t *testing.T) {

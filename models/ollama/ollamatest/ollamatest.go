@@ -39,11 +39,11 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/ollama/ollama/api"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest/fakeserver"
 )
 
 // Reply is one scripted answer to /api/chat.
@@ -103,26 +103,16 @@ var DefaultModels = []Model{
 
 // Handler serves Ollama's API.
 type Handler struct {
-	mu       sync.Mutex
-	replies  []Reply
-	requests []json.RawMessage
-	models   []Model
-	nextID   int
-	closed   chan struct{}
-	once     sync.Once
+	*fakeserver.Script[Reply]
+	mu     sync.Mutex // guards the fields below
+	models []Model
+	nextID int
 }
 
 // NewHandler returns a Handler with DefaultModels serving replies in order,
 // then echo replies.
 func NewHandler(replies ...Reply) *Handler {
-	return &Handler{replies: replies, models: slices.Clone(DefaultModels), closed: make(chan struct{})}
-}
-
-// Push appends replies.
-func (h *Handler) Push(replies ...Reply) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.replies = append(h.replies, replies...)
+	return &Handler{Script: fakeserver.NewScript(replies...), models: slices.Clone(DefaultModels)}
 }
 
 // AddModel adds (or replaces) a model.
@@ -133,17 +123,6 @@ func (h *Handler) AddModel(m Model) {
 	h.models = slices.DeleteFunc(h.models, func(o Model) bool { return o.Name == m.Name })
 	h.models = append(h.models, m)
 }
-
-// Requests returns the raw bodies of the chat and embed requests received
-// so far.
-func (h *Handler) Requests() []json.RawMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]json.RawMessage(nil), h.requests...)
-}
-
-// Release ends stalled replies.
-func (h *Handler) Release() { h.once.Do(func() { close(h.closed) }) }
 
 // Server is a Handler on a loopback httptest server.
 type Server struct {
@@ -220,9 +199,7 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return false
 	}
-	h.mu.Lock()
-	h.requests = append(h.requests, json.RawMessage(body))
-	h.mu.Unlock()
+	h.Log(body)
 	if len(bytes.TrimSpace(body)) == 0 {
 		writeError(w, http.StatusBadRequest, "missing request body")
 		return false
@@ -390,12 +367,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	h.mu.Lock()
-	var rep Reply
-	if len(h.replies) > 0 {
-		rep = h.replies[0]
-		h.replies = h.replies[1:]
-	} else {
-		rep = Reply{Text: "echo: " + stripInboundMeta(lastUser)}
+	rep, ok := h.Next()
+	if !ok {
+		rep = Reply{Text: fakeserver.Echo(lastUser)}
 	}
 	calls := make([]engine.ToolCall, len(rep.ToolCalls))
 	for i, c := range rep.ToolCalls {
@@ -463,10 +437,10 @@ func responses(model string, rep Reply) []api.ChatResponse {
 		m.Role = "assistant"
 		out = append(out, api.ChatResponse{Model: model, CreatedAt: created, Message: m})
 	}
-	for _, s := range split(rep.Thinking, n) {
+	for _, s := range fakeserver.Split(rep.Thinking, n) {
 		add(api.Message{Thinking: s})
 	}
-	for _, s := range split(rep.Text, n) {
+	for _, s := range fakeserver.Split(rep.Text, n) {
 		add(api.Message{Content: s})
 	}
 	for i, c := range rep.ToolCalls {
@@ -535,27 +509,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, lines []api.Cha
 		}
 	}
 	if rep.Stall {
-		select {
-		case <-r.Context().Done():
-		case <-h.closed:
-		}
+		h.Stall(r)
 	}
-}
-
-// split cuts s into pieces of n runes.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
 }
 
 // validate checks the conversation (see the package doc) and returns the
@@ -608,16 +563,4 @@ func sortedKeys(m map[string]int) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// stripInboundMeta drops the metadata blocks the gateway puts before a user's
-// text, so the echo answers with what the user typed.
-func stripInboundMeta(text string) string {
-	if !strings.HasPrefix(text, "Inbound metadata") {
-		return text
-	}
-	if i := strings.LastIndex(text, "```\n\n"); i >= 0 {
-		return text[i+len("```\n\n"):]
-	}
-	return text
 }

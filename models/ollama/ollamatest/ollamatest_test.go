@@ -2,8 +2,6 @@ package ollamatest_test
 
 import (
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -11,22 +9,8 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/models/ollama/ollamatest"
+	"github.com/openclaw-edge/edge/models/providertest"
 )
-
-func do(t *testing.T, method, url, body string) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest(method, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 func TestValidation(t *testing.T) {
 	const call = `{"role":"assistant","content":"","tool_calls":[{"function":{"name":"ls","arguments":{}}}]}`
@@ -58,7 +42,7 @@ func TestValidation(t *testing.T) {
 	defer srv.Close()
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			status, body := do(t, "POST", srv.URL+"/api/chat", tt.body)
+			status, body := providertest.Do(t, "POST", srv.URL+"/api/chat", tt.body)
 			var e struct{ Error string }
 			if status != tt.status || json.Unmarshal([]byte(body), &e) != nil || !strings.Contains(e.Error, tt.want) {
 				t.Errorf("got %d %s, want %d with %q", status, body, tt.status, tt.want)
@@ -73,7 +57,7 @@ func TestValidation(t *testing.T) {
 func TestNonStreamed(t *testing.T) {
 	srv := ollamatest.NewServer(ollamatest.Reply{Text: "pushed", Thinking: "hm", ToolCalls: []engine.ToolCall{{Name: "ls", Arguments: json.RawMessage(`{"a":1}`)}}, Usage: engine.Usage{Input: 3, Output: 1}})
 	defer srv.Close()
-	status, body := do(t, "POST", srv.URL+"/api/chat", `{"model":"qwen3:1.7b","stream":false,"messages":[{"role":"user","content":"hi"}]}`)
+	status, body := providertest.Do(t, "POST", srv.URL+"/api/chat", `{"model":"qwen3:1.7b","stream":false,"messages":[{"role":"user","content":"hi"}]}`)
 	var got api.ChatResponse
 	if err := json.Unmarshal([]byte(body), &got); err != nil || status != 200 {
 		t.Fatalf("%d %s: %v", status, body, err)
@@ -85,7 +69,7 @@ func TestNonStreamed(t *testing.T) {
 	}
 
 	// Streamed by default: NDJSON lines, the last one done.
-	status, body = do(t, "POST", srv.URL+"/api/chat", `{"model":"qwen3:1.7b","messages":[{"role":"user","content":"hello there"}]}`)
+	status, body = providertest.Do(t, "POST", srv.URL+"/api/chat", `{"model":"qwen3:1.7b","messages":[{"role":"user","content":"hello there"}]}`)
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	if status != 200 || len(lines) != 6 || !strings.Contains(lines[0], `"content":"echo"`) || !strings.Contains(lines[5], `"done":true,"done_reason":"stop"`) {
 		t.Errorf("stream: %d\n%s", status, body)
@@ -113,7 +97,7 @@ func TestOtherEndpoints(t *testing.T) {
 		{"GET", "/api/chat", "", 404, "404 page not found"},
 	}
 	for _, tt := range tests {
-		status, body := do(t, tt.method, srv.URL+tt.path, tt.body)
+		status, body := providertest.Do(t, tt.method, srv.URL+tt.path, tt.body)
 		if status != tt.status || !strings.Contains(body, tt.want) {
 			t.Errorf("%s %s: %d %s, want %d with %s", tt.method, tt.path, status, body, tt.status, tt.want)
 		}

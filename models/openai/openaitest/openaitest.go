@@ -30,9 +30,9 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/models/providertest/fakeserver"
 )
 
 // Reply is one scripted answer.
@@ -63,35 +63,15 @@ type Reply struct {
 
 // Handler serves POST …/chat/completions and GET …/models.
 type Handler struct {
-	mu       sync.Mutex
-	replies  []Reply
-	requests []json.RawMessage
-	nextID   int
-	closed   chan struct{}
-	once     sync.Once
+	*fakeserver.Script[Reply]
+	mu     sync.Mutex // guards the fields below
+	nextID int
 }
 
 // NewHandler returns a Handler serving replies in order, then echo replies.
 func NewHandler(replies ...Reply) *Handler {
-	return &Handler{replies: replies, closed: make(chan struct{})}
+	return &Handler{Script: fakeserver.NewScript(replies...)}
 }
-
-// Push appends replies.
-func (h *Handler) Push(replies ...Reply) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.replies = append(h.replies, replies...)
-}
-
-// Requests returns the raw bodies of the chat requests received so far.
-func (h *Handler) Requests() []json.RawMessage {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]json.RawMessage(nil), h.requests...)
-}
-
-// Release ends stalled replies.
-func (h *Handler) Release() { h.once.Do(func() { close(h.closed) }) }
 
 // Server is a Handler on a loopback httptest server.
 type Server struct {
@@ -146,9 +126,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "cannot read body: "+err.Error())
 		return
 	}
-	h.mu.Lock()
-	h.requests = append(h.requests, json.RawMessage(body))
-	h.mu.Unlock()
+	h.Log(body)
 
 	var req request
 	if err := json.Unmarshal(body, &req); err != nil {
@@ -163,12 +141,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 
 	h.mu.Lock()
-	var rep Reply
-	if len(h.replies) > 0 {
-		rep = h.replies[0]
-		h.replies = h.replies[1:]
-	} else {
-		rep = Reply{Text: "echo: " + stripInboundMeta(lastUser)}
+	rep, ok := h.Next()
+	if !ok {
+		rep = Reply{Text: fakeserver.Echo(lastUser)}
 	}
 	calls := make([]engine.ToolCall, len(rep.ToolCalls))
 	for i, c := range rep.ToolCalls {
@@ -323,10 +298,10 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, i
 		events = append(events, b)
 	}
 	add(map[string]any{"role": "assistant", "content": ""}, nil)
-	for _, s := range split(rep.Thinking, n) {
+	for _, s := range fakeserver.Split(rep.Thinking, n) {
 		add(map[string]any{"reasoning_content": s}, nil)
 	}
-	for _, s := range split(rep.Text, n) {
+	for _, s := range fakeserver.Split(rep.Text, n) {
 		add(map[string]any{"content": s}, nil)
 	}
 	for i, c := range rep.ToolCalls {
@@ -334,7 +309,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, i
 			"index": i, "id": c.ID, "type": "function",
 			"function": map[string]any{"name": c.Name, "arguments": ""},
 		}}}, nil)
-		for _, s := range split(arguments(c), n) {
+		for _, s := range fakeserver.Split(arguments(c), n) {
 			add(map[string]any{"tool_calls": []any{map[string]any{
 				"index": i, "function": map[string]any{"arguments": s},
 			}}}, nil)
@@ -378,27 +353,8 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request, model string, i
 		}
 	}
 	if rep.Stall {
-		select {
-		case <-r.Context().Done():
-		case <-h.closed:
-		}
+		h.Stall(r)
 	}
-}
-
-// split cuts s into pieces of n runes.
-func split(s string, n int) []string {
-	var out []string
-	for len(s) > 0 {
-		i, k := 0, 0
-		for i < len(s) && k < n {
-			_, size := utf8.DecodeRuneInString(s[i:])
-			i += size
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
 }
 
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -594,17 +550,4 @@ func kindOf(raw json.RawMessage) string {
 		return "a boolean"
 	}
 	return "a number"
-}
-
-// stripInboundMeta drops the metadata blocks the gateway puts before a user's
-// text ("Inbound metadata (trusted…" followed by fenced blocks), so the echo
-// answers with what the user typed.
-func stripInboundMeta(text string) string {
-	if !strings.HasPrefix(text, "Inbound metadata") {
-		return text
-	}
-	if i := strings.LastIndex(text, "```\n\n"); i >= 0 {
-		return text[i+len("```\n\n"):]
-	}
-	return text
 }
