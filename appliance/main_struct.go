@@ -327,7 +327,7 @@ func (m *Main) buildModels(wr *wiring) error {
 // a crash left open.
 func (m *Main) buildGateway(wr *wiring) error {
 	cfg, log, db, sb, reg, ags := m.Config, wr.log, m.DB, wr.sb, wr.reg, wr.ags
-	ex, sessions, registry, pool, resolver, logFile := cfg.Tools.Exec, wr.sessions, wr.registry, wr.pool, wr.resolver, wr.logFile
+	ex, sessions, pool, resolver := cfg.Tools.Exec, wr.sessions, wr.pool, wr.resolver
 	chans, err := buildChannels(cfg, m.StateDir, db, log, m.Now)
 	if err != nil {
 		return err
@@ -377,27 +377,6 @@ func (m *Main) buildGateway(wr *wiring) error {
 		return err
 	}
 	m.Inbound = in
-	// The paired devices' record, which the control API serves; the TLS
-	// listener for them starts with the socket (serveAPI).
-	lanSide, err := newLAN(cfg, m.StateDir, db, log)
-	if err != nil {
-		return err
-	}
-	wr.lanSide = lanSide
-	wr.control = localapi.New(gw, in, localapi.Config{
-		Doctor:        doctorConfig(cfg, registry, &wr.lanSide),
-		Logs:          logFile,
-		ConfigFile:    m.ConfigPath,
-		ConfigHow:     m.Location.How(),
-		ConfigNewFile: filepath.Join(m.StateDir, "openclaw.json"),
-		StateDir:      m.StateDir,
-		Socket:        m.Socket,
-		Logger:        log,
-		Now:           m.Now,
-		Memory:        memoryLookup(cfg, wr.mems),
-		Models:        catalogapi.New(registry, catalogapi.Options{}),
-		Devices:       lanSide.srv,
-	})
 	if w := db.Degraded(); w != "" {
 		log.Error(w)
 	}
@@ -415,12 +394,34 @@ func (m *Main) buildGateway(wr *wiring) error {
 // serveAPI serves the control API on the socket and, for paired devices,
 // on the LAN.
 func (m *Main) serveAPI(wr *wiring) error {
-	cfg, log, lanSide := m.Config, wr.log, wr.lanSide
+	cfg, log, db, registry, logFile := m.Config, wr.log, m.DB, wr.registry, wr.logFile
 	ln, err := listenUnix(m.Socket)
 	if err != nil {
 		return err
 	}
 	ln = limitListener(ln, maxConns)
+	// The paired devices' record, which the control API serves, after the
+	// socket: a start that fails there keeps a preseeded pairing code
+	// (newLAN takes it from its file).
+	lanSide, err := newLAN(cfg, m.StateDir, db, log)
+	if err != nil {
+		return err
+	}
+	wr.lanSide = lanSide
+	wr.control = localapi.New(m.Gateway, m.Inbound, localapi.Config{
+		Doctor:        doctorConfig(cfg, registry, &wr.lanSide),
+		Logs:          logFile,
+		ConfigFile:    m.ConfigPath,
+		ConfigHow:     m.Location.How(),
+		ConfigNewFile: filepath.Join(m.StateDir, "openclaw.json"),
+		StateDir:      m.StateDir,
+		Socket:        m.Socket,
+		Logger:        log,
+		Now:           m.Now,
+		Memory:        memoryLookup(cfg, wr.mems),
+		Models:        catalogapi.New(registry, catalogapi.Options{}),
+		Devices:       lanSide.srv,
+	})
 	lanCtx, stopLAN := context.WithCancel(context.Background())
 	wr.stopLAN = stopLAN
 	wr.atExit(stopLAN)
