@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/template"
 )
 
@@ -38,7 +39,8 @@ var (
 	sysusers []byte
 	//go:embed ai.openclaw-edge.gateway.plist.tmpl
 	plistText string
-	plist     = template.Must(template.New("plist").Parse(plistText))
+	// plist is parsed on first use: every `openclaw` command links this.
+	plist = sync.OnceValue(func() *template.Template { return template.Must(template.New("plist").Parse(plistText)) })
 )
 
 // Sysusers returns the systemd-sysusers entry that creates the service user.
@@ -96,7 +98,7 @@ func Plist(l Launchd) ([]byte, error) {
 		return b.String()
 	}
 	var out bytes.Buffer
-	err := plist.Execute(&out, map[string]string{
+	err := plist().Execute(&out, map[string]string{
 		"Label": LaunchdLabel, "Binary": esc(l.Binary), "StateDir": esc(l.StateDir), "Log": esc(l.LogFile()),
 	})
 	if err != nil {

@@ -156,10 +156,10 @@ type Agent struct {
 
 // agentIDPattern is what OpenClaw's normalizeAgentId leaves: anything else
 // cannot be an agent folder it wrote, and may be a traversal attempt.
-var agentIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var agentIDPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 func checkAgentID(id string) error {
-	if !agentIDPattern.MatchString(id) {
+	if !agentIDPattern().MatchString(id) {
 		return fmt.Errorf("agent id %q is not one OpenClaw writes (lower-case letters, digits, _ and -, at most 64)", id)
 	}
 	return nil

@@ -56,7 +56,7 @@ func FuzzArchiveName(f *testing.F) {
 	f.Add("x.jsonl.reset.2026-11-26T11-30-01Z.0123456789abcdef0123456789abcdef")
 	f.Add("../../x.jsonl.deleted.2026-11-26T11-30-01Z")
 	f.Fuzz(func(t *testing.T, name string) {
-		m := archiveName.FindStringSubmatch(name)
+		m := archiveName().FindStringSubmatch(name)
 		if m == nil {
 			return
 		}

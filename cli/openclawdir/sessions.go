@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -89,7 +90,9 @@ func (d *Dir) Sessions(agentID string, opt SessionOptions) ([]Session, error) {
 
 // archiveName matches OpenClaw's session archive names:
 // <id>.jsonl.<reason>.<ISO stamp with - for :>[.<32 hex>][.zst].
-var archiveName = regexp.MustCompile(`^(.+)\.jsonl\.(reset|deleted|bak)\.(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?(\.zst)?$`)
+var archiveName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(.+)\.jsonl\.(reset|deleted|bak)\.(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}(?:\.\d{3})?Z)(?:\.[0-9a-f]{32})?(\.zst)?$`)
+})
 
 // legacyEntry is the part of a sessions.json entry this reads.
 type legacyEntry struct {
@@ -140,7 +143,7 @@ func (d *Dir) fileSessions(agentID string, opt SessionOptions) ([]Session, error
 			continue // symbolic links included: they may point anywhere
 		}
 		s := Session{Source: SourceJSONL}
-		m := archiveName.FindStringSubmatch(name)
+		m := archiveName().FindStringSubmatch(name)
 		switch {
 		case m != nil:
 			switch m[2] {

@@ -15,6 +15,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -472,11 +473,15 @@ func (r *eventReader) fill() error {
 	return nil
 }
 
-// zstdDecoder is shared: DecodeAll is safe for concurrent use.
-var zstdDecoder, _ = zstd.NewReader(nil,
-	zstd.WithDecoderConcurrency(1),
-	zstd.WithDecoderMaxMemory(MaxEventBytes),
-	zstd.WithDecoderMaxWindow(MaxEventBytes))
+// zstdDecoder is shared (DecodeAll is safe for concurrent use) and made
+// on first use: every `openclaw` command links this package.
+var zstdDecoder = sync.OnceValue(func() *zstd.Decoder {
+	d, _ := zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(MaxEventBytes),
+		zstd.WithDecoderMaxWindow(MaxEventBytes))
+	return d
+})
 
 // eventLine returns one event's JSON text: event_json as stored, or
 // event_zstd decompressed to exactly event_utf8_bytes bytes.
@@ -494,7 +499,7 @@ func eventLine(text sql.NullString, z []byte, size sql.NullInt64) ([]byte, error
 		if len(z) > MaxEventBytes {
 			return nil, fmt.Errorf("event_zstd is %d bytes, more than %d", len(z), MaxEventBytes)
 		}
-		out, err := zstdDecoder.DecodeAll(z, make([]byte, 0, size.Int64))
+		out, err := zstdDecoder().DecodeAll(z, make([]byte, 0, size.Int64))
 		if err != nil {
 			return nil, fmt.Errorf("event_zstd: %w", err)
 		}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"sync"
 )
 
 // OpenClaw compatibility: a real ~/.openclaw/openclaw.json carries many keys
@@ -18,85 +19,89 @@ import (
 // types.gateway.ts) and its configuration reference
 // (docs.openclaw.ai/gateway/configuration-reference), as of 2026. Keys we
 // implement are struct fields and take precedence over this list.
-var openclawKeys = map[reflect.Type][]string{
-	reflect.TypeFor[Config](): {
-		"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
-		"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
-		"audio", "approvals", "web", "cron", "hooks",
-		"canvasHost", "talk", "vault", "$schema",
-	},
-	reflect.TypeFor[AgentDefaults](): {
-		"imageModel", "imageGenerationModel", "pdfModel", "pdfMaxBytesMb", "pdfMaxPages",
-		"models", "repoRoot", "bootstrapTotalMaxChars", "bootstrapPromptTruncationWarning",
-		"timeFormat", "envelopeTimezone", "envelopeTimestamp", "envelopeElapsed",
-		"cliBackends", "contextPruning", "embeddedPi", "verboseDefault",
-		"elevatedDefault", "blockStreamingDefault", "blockStreamingBreak",
-		"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
-		"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode", "heartbeat",
-		"maxConcurrent", "subagents", "additionalSystemPrompt", "sandbox", "tools",
-	},
-	reflect.TypeFor[Compaction](): {
-		"mode", "maxHistoryShare", "customInstructions", "recentTurnsPreserve",
-		"identifierPolicy", "identifierInstructions", "qualityGuard", "postIndexSync",
-		"postCompactionSections", "model", "timeoutSeconds", "truncateAfterCompaction",
-	},
-	reflect.TypeFor[MemoryFlush]():       {"prompt", "systemPrompt", "forceFlushTranscriptBytes"},
-	reflect.TypeFor[MemorySearch]():      {"experimental", "sources"},
-	reflect.TypeFor[MemoryRemote]():      {"batch"},
-	reflect.TypeFor[MemoryLocal]():       {"modelCacheDir"},
-	reflect.TypeFor[MemorySync]():        {"sessions"},
-	reflect.TypeFor[MemoryStoreConfig](): {"driver", "vector"},
-	reflect.TypeFor[Memory]():            {"qmd"},
-	reflect.TypeFor[Agent](): {
-		"agentDir", "humanDelay", "heartbeat", "statusUpdates",
-		"identity", "groupChat", "subagents", "sandbox", "params", "runtime",
-	},
-	reflect.TypeFor[Models]():      {"mode", "bedrockDiscovery", "proxy"},
-	reflect.TypeFor[Provider]():    {"auth", "injectNumCtxForOpenAICompat", "authHeader", "request"},
-	reflect.TypeFor[ModelDef]():    {"api", "cost", "headers", "compat"},
-	reflect.TypeFor[AuthProfile](): {"email", "displayName"},
-	reflect.TypeFor[AuthCooldowns](): {
-		"billingBackoffHoursByProvider", "authPermanentBackoffMinutes",
-		"authPermanentMaxMinutes", "overloadedProfileRotations", "overloadedBackoffMs",
-		"rateLimitedProfileRotations",
-	},
-	reflect.TypeFor[Session](): {
-		"scope", "identityLinks", "resetTriggers", "idleMinutes", "resetByType",
-		"resetByChannel", "store", "typingIntervalSeconds", "typingMode",
-		"parentForkMaxTokens", "sendPolicy", "agentToAgent", "threadBindings", "maintenance",
-	},
-	reflect.TypeFor[Tools](): {
-		"alsoAllow", "web", "media", "links", "message", "agentToAgent", "elevated",
-		"subagents", "sandbox", "sessions", "loopDetection", "fs", "memorySearch",
-	},
-	// agents.list[].tools and tools.byProvider.<id>.
-	reflect.TypeFor[ToolPolicy](): {"alsoAllow", "byProvider", "elevated", "sandbox", "exec", "fs"},
-	reflect.TypeFor[Exec](): {
-		"host", "node", "pathPrepend", "safeBinTrustedDirs", "safeBinProfiles",
-		"backgroundMs", "timeoutSec", "cleanupMs", "notifyOnExit",
-		"notifyOnExitEmptySuccess", "applyPatch", "approvalRunningNoticeMs", "strictInlineEval",
-	},
-	reflect.TypeFor[BindingMatch](): {"guildId", "teamId", "roles"},
-	reflect.TypeFor[Commands](): {
-		"native", "nativeSkills", "text", "bash", "bashForegroundMs", "config", "debug",
-		"restart", "useAccessGroups", "allowFrom",
-	},
-	reflect.TypeFor[Messages](): {
-		"messagePrefix", "responsePrefix", "ackReaction", "ackReactionScope",
-		"removeAckAfterReply", "queue", "inbound", "tts", "statusReactions", "suppressToolErrors",
-	},
-	reflect.TypeFor[GroupChat](): {"historyLimit"},
-	reflect.TypeFor[Gateway](): {
-		"mode", "customBindHost", "controlUi", "auth", "tailscale",
-		"remote", "reload", "tls", "http", "nodes", "trustedProxies",
-		"channelHealthCheckMinutes", "push",
-	},
+func openclawKeys() map[reflect.Type][]string {
+	return map[reflect.Type][]string{
+		reflect.TypeFor[Config](): {
+			"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
+			"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
+			"audio", "approvals", "web", "cron", "hooks",
+			"canvasHost", "talk", "vault", "$schema",
+		},
+		reflect.TypeFor[AgentDefaults](): {
+			"imageModel", "imageGenerationModel", "pdfModel", "pdfMaxBytesMb", "pdfMaxPages",
+			"models", "repoRoot", "bootstrapTotalMaxChars", "bootstrapPromptTruncationWarning",
+			"timeFormat", "envelopeTimezone", "envelopeTimestamp", "envelopeElapsed",
+			"cliBackends", "contextPruning", "embeddedPi", "verboseDefault",
+			"elevatedDefault", "blockStreamingDefault", "blockStreamingBreak",
+			"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
+			"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode", "heartbeat",
+			"maxConcurrent", "subagents", "additionalSystemPrompt", "sandbox", "tools",
+		},
+		reflect.TypeFor[Compaction](): {
+			"mode", "maxHistoryShare", "customInstructions", "recentTurnsPreserve",
+			"identifierPolicy", "identifierInstructions", "qualityGuard", "postIndexSync",
+			"postCompactionSections", "model", "timeoutSeconds", "truncateAfterCompaction",
+		},
+		reflect.TypeFor[MemoryFlush]():       {"prompt", "systemPrompt", "forceFlushTranscriptBytes"},
+		reflect.TypeFor[MemorySearch]():      {"experimental", "sources"},
+		reflect.TypeFor[MemoryRemote]():      {"batch"},
+		reflect.TypeFor[MemoryLocal]():       {"modelCacheDir"},
+		reflect.TypeFor[MemorySync]():        {"sessions"},
+		reflect.TypeFor[MemoryStoreConfig](): {"driver", "vector"},
+		reflect.TypeFor[Memory]():            {"qmd"},
+		reflect.TypeFor[Agent](): {
+			"agentDir", "humanDelay", "heartbeat", "statusUpdates",
+			"identity", "groupChat", "subagents", "sandbox", "params", "runtime",
+		},
+		reflect.TypeFor[Models]():      {"mode", "bedrockDiscovery", "proxy"},
+		reflect.TypeFor[Provider]():    {"auth", "injectNumCtxForOpenAICompat", "authHeader", "request"},
+		reflect.TypeFor[ModelDef]():    {"api", "cost", "headers", "compat"},
+		reflect.TypeFor[AuthProfile](): {"email", "displayName"},
+		reflect.TypeFor[AuthCooldowns](): {
+			"billingBackoffHoursByProvider", "authPermanentBackoffMinutes",
+			"authPermanentMaxMinutes", "overloadedProfileRotations", "overloadedBackoffMs",
+			"rateLimitedProfileRotations",
+		},
+		reflect.TypeFor[Session](): {
+			"scope", "identityLinks", "resetTriggers", "idleMinutes", "resetByType",
+			"resetByChannel", "store", "typingIntervalSeconds", "typingMode",
+			"parentForkMaxTokens", "sendPolicy", "agentToAgent", "threadBindings", "maintenance",
+		},
+		reflect.TypeFor[Tools](): {
+			"alsoAllow", "web", "media", "links", "message", "agentToAgent", "elevated",
+			"subagents", "sandbox", "sessions", "loopDetection", "fs", "memorySearch",
+		},
+		// agents.list[].tools and tools.byProvider.<id>.
+		reflect.TypeFor[ToolPolicy](): {"alsoAllow", "byProvider", "elevated", "sandbox", "exec", "fs"},
+		reflect.TypeFor[Exec](): {
+			"host", "node", "pathPrepend", "safeBinTrustedDirs", "safeBinProfiles",
+			"backgroundMs", "timeoutSec", "cleanupMs", "notifyOnExit",
+			"notifyOnExitEmptySuccess", "applyPatch", "approvalRunningNoticeMs", "strictInlineEval",
+		},
+		reflect.TypeFor[BindingMatch](): {"guildId", "teamId", "roles"},
+		reflect.TypeFor[Commands](): {
+			"native", "nativeSkills", "text", "bash", "bashForegroundMs", "config", "debug",
+			"restart", "useAccessGroups", "allowFrom",
+		},
+		reflect.TypeFor[Messages](): {
+			"messagePrefix", "responsePrefix", "ackReaction", "ackReactionScope",
+			"removeAckAfterReply", "queue", "inbound", "tts", "statusReactions", "suppressToolErrors",
+		},
+		reflect.TypeFor[GroupChat](): {"historyLimit"},
+		reflect.TypeFor[Gateway](): {
+			"mode", "customBindHost", "controlUi", "auth", "tailscale",
+			"remote", "reload", "tls", "http", "nodes", "trustedProxies",
+			"channelHealthCheckMinutes", "push",
+		},
+	}
 }
 
-// openclawKeySet is openclawKeys as sets, built once.
-var openclawKeySet = func() map[reflect.Type]map[string]bool {
-	out := make(map[reflect.Type]map[string]bool, len(openclawKeys))
-	for t, keys := range openclawKeys {
+// openclawKeySet is openclawKeys as sets, built once, on first use (every
+// binary links the config; few runs meet an OpenClaw-only key).
+var openclawKeySet = sync.OnceValue(func() map[reflect.Type]map[string]bool {
+	keys := openclawKeys()
+	out := make(map[reflect.Type]map[string]bool, len(keys))
+	for t, keys := range keys {
 		set := make(map[string]bool, len(keys))
 		for _, k := range keys {
 			set[k] = true
@@ -104,12 +109,12 @@ var openclawKeySet = func() map[reflect.Type]map[string]bool {
 		out[t] = set
 	}
 	return out
-}()
+})
 
 // isOpenClawKey reports whether key is one of OpenClaw's own keys in an
 // object decoded into a value of type t, that this gateway does not know.
 func isOpenClawKey(t reflect.Type, key string) bool {
-	return openclawKeySet[t][key]
+	return openclawKeySet()[t][key]
 }
 
 // unsupportedOpenClawKey is the warning for such a key.

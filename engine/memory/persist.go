@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -162,7 +163,7 @@ func (ix *Index) load() {
 	}
 }
 
-var generatedFile = regexp.MustCompile(`^(vectors|hnsw)-[0-9]+\.bin$`)
+var generatedFile = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(vectors|hnsw)-[0-9]+\.bin$`) })
 
 // validate refuses a table of contents that a crash, a disk error or a
 // hand edit left inconsistent: the index is rebuilt from the files.
@@ -185,7 +186,7 @@ func (m *meta) validate() error {
 		}
 	}
 	for _, name := range []string{m.VectorsFile, m.GraphFile} {
-		if name != "" && !generatedFile.MatchString(name) {
+		if name != "" && !generatedFile().MatchString(name) {
 			return fmt.Errorf("bad file name %q", name)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -423,13 +424,13 @@ func fuse(list []*cand, q QueryConfig, useText, useVec bool) {
 	}
 }
 
-var datedNote = regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})[^/]*\.md$`)
+var datedNote = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?:^|/)(\d{4}-\d{2}-\d{2})[^/]*\.md$`) })
 
 // decay multiplies dated notes' scores by 0.5^(age/halfLife); MEMORY.md
 // and undated files are evergreen.
 func decay(list []*cand, halfLife float64, now time.Time) {
 	for _, c := range list {
-		m := datedNote.FindStringSubmatch(c.ref.Path)
+		m := datedNote().FindStringSubmatch(c.ref.Path)
 		if m == nil || path.Base(c.ref.Path) == "MEMORY.md" {
 			continue
 		}

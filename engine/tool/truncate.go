@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -53,7 +54,9 @@ const tailWindow = 2000
 // minHeadTail is the smallest budget worth splitting into head and tail.
 const minHeadTail = 400
 
-var importantTail = regexp.MustCompile(`(?i)\b(errors?|exceptions?|traceback|fail|failed|failures?|fatal|panic|panicked|summary|totals?|exit code|stack trace)\b`)
+var importantTail = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(errors?|exceptions?|traceback|fail|failed|failures?|fatal|panic|panicked|summary|totals?|exit code|stack trace)\b`)
+})
 
 // hasImportantTail reports whether the end of text looks like it matters:
 // an error report, a summary line or the close of a JSON document.
@@ -70,7 +73,7 @@ func hasImportantTail(text string) bool {
 	if strings.HasSuffix(trimmed, "}") || strings.HasSuffix(trimmed, "]") {
 		return true
 	}
-	return importantTail.MatchString(tail)
+	return importantTail().MatchString(tail)
 }
 
 // Truncate shortens text to at most maxChars characters (runes), including the

@@ -52,8 +52,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
+	"sync"
 )
 
 // Default models: the agent's local chat model and the memory index's
@@ -112,7 +112,9 @@ type Model struct {
 //go:embed catalog.json
 var catalogJSON []byte
 
-var builtin = mustParse(catalogJSON)
+// builtin is catalog.json, parsed on first use (not at every start of
+// every binary that links the catalog).
+var builtin = sync.OnceValue(func() []Model { return mustParse(catalogJSON) })
 
 func mustParse(data []byte) []Model {
 	ms, err := Parse(data)
@@ -147,7 +149,18 @@ func Parse(data []byte) ([]Model, error) {
 	return doc.Models, nil
 }
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// sha256Hex reports whether s is 64 lowercase hex digits.
+func sha256Hex(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := range len(s) {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func (m Model) check() error {
 	if err := ValidName(m.Name); err != nil {
@@ -160,7 +173,7 @@ func (m Model) check() error {
 		return fmt.Errorf("file %q is not a plain file name", m.File)
 	case !strings.HasPrefix(m.URL, "https://") || !strings.HasSuffix(m.URL, "/"+m.File):
 		return fmt.Errorf("url %q must be https and end with /%s", m.URL, m.File)
-	case m.SHA256 != "" && !sha256Hex.MatchString(m.SHA256):
+	case m.SHA256 != "" && !sha256Hex(m.SHA256):
 		return fmt.Errorf("sha256 %q is not 64 lowercase hex digits", m.SHA256)
 	case m.Verified && (m.SHA256 == "" || m.Size <= 0):
 		return fmt.Errorf("verified without a sha256 and a size")
@@ -174,18 +187,18 @@ func (m Model) check() error {
 
 // Builtin returns the embedded catalog.
 func Builtin() []Model {
-	out := make([]Model, len(builtin))
-	copy(out, builtin)
+	out := make([]Model, len(builtin()))
+	copy(out, builtin())
 	return out
 }
 
 // Lookup finds a model of the embedded catalog by name.
-func Lookup(name string) (Model, bool) { return lookup(builtin, name) }
+func Lookup(name string) (Model, bool) { return lookup(builtin(), name) }
 
 // ByFile returns the built-in catalog model whose file name is base (a
 // model imported or configured by path still gets its task prefixes).
 func ByFile(base string) (Model, bool) {
-	for _, m := range builtin {
+	for _, m := range builtin() {
 		if m.File != "" && strings.EqualFold(m.File, base) {
 			return m, true
 		}

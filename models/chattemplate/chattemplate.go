@@ -35,6 +35,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
@@ -100,7 +101,7 @@ func nameRef(name string) *regexp.Regexp {
 	return regexp.MustCompile(`(?:^|[^A-Za-z0-9_.'"])` + name + `(?:[^A-Za-z0-9_'"]|$)`)
 }
 
-var toolsRef = nameRef("tools")
+var toolsRef = sync.OnceValue(func() *regexp.Regexp { return nameRef("tools") })
 
 // Parse compiles a chat template. It fails on a syntax error and when the
 // template cannot render a plain one-user-message conversation.
@@ -125,14 +126,14 @@ func Parse(source string) (t *Template, err error) {
 	// lstrip_blocks; the latter is applied by lstripBlocks.
 	cfg := config.New()
 	cfg.TrimBlocks = true
-	tpl, err := exec.NewTemplate(id, cfg, loader, environment)
+	tpl, err := exec.NewTemplate(id, cfg, loader, environment())
 	if err != nil {
 		return nil, fmt.Errorf("parse chat template: %s", cleanError(err))
 	}
 	t = &Template{
 		source:        source,
 		tpl:           tpl,
-		supportsTools: references(source, toolsRef),
+		supportsTools: references(source, toolsRef()),
 		rendersCalls:  strings.Contains(source, "tool_calls"),
 		family:        toolcall.DetectFamily(source),
 		thinking:      detectThinking(source),

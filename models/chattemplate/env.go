@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
@@ -26,8 +27,9 @@ type TemplateError struct{ Message string }
 
 func (e *TemplateError) Error() string { return "template raised: " + e.Message }
 
-// environment is shared by every template: built once, never mutated after.
-var environment = newEnvironment()
+// environment is shared by every template: built once, on first use (not
+// at every start of the gateway), never mutated after.
+var environment = sync.OnceValue(newEnvironment)
 
 func newEnvironment() *exec.Environment {
 	// gonja logs some type mismatches through logrus; templates from model

@@ -3,6 +3,7 @@ package chattemplate
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // ThinkingSwitch is how a chat template lets the caller turn the model's
@@ -47,25 +48,27 @@ func SoftSwitch(on bool) string {
 }
 
 var (
-	enableThinkingRef = nameRef("enable_thinking")
-	thinkingRef       = nameRef("thinking")
+	enableThinkingRef = sync.OnceValue(func() *regexp.Regexp { return nameRef("enable_thinking") })
+	thinkingRef       = sync.OnceValue(func() *regexp.Regexp { return nameRef("thinking") })
 	// thinkingAssigned: the template sets thinking itself (a local, not an
 	// input), unless it only fills in a default.
-	thinkingAssigned = regexp.MustCompile(`\bset\s+thinking\s*=|\bfor\s+(?:[A-Za-z_]\w*\s*,\s*)?thinking\s+in\b|[(,]\s*thinking\s*=[^=]`)
-	thinkingDefault  = regexp.MustCompile(`\bthinking\s+is\s+(?:not\s+)?defined\b`)
+	thinkingAssigned = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`\bset\s+thinking\s*=|\bfor\s+(?:[A-Za-z_]\w*\s*,\s*)?thinking\s+in\b|[(,]\s*thinking\s*=[^=]`)
+	})
+	thinkingDefault = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\bthinking\s+is\s+(?:not\s+)?defined\b`) })
 	// opensThink: the generation prompt starts the think block itself
 	// (QwQ, Qwen3-Thinking-2507: '<|im_start|>assistant\n<think>\n'); such
 	// models always think and know no soft switch.
-	opensThink = regexp.MustCompile(`assistant(?:\\n|\n)<think>(?:\\n|\n)?['"]`)
+	opensThink = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`assistant(?:\\n|\n)<think>(?:\\n|\n)?['"]`) })
 )
 
 // detectThinking decides a template's ThinkingSwitch from its source.
 func detectThinking(source string) ThinkingSwitch {
 	switch {
-	case references(source, enableThinkingRef):
+	case references(source, enableThinkingRef()):
 		return ThinkingEnableVar
-	case references(source, thinkingRef) &&
-		(!thinkingAssigned.MatchString(source) || thinkingDefault.MatchString(source)):
+	case references(source, thinkingRef()) &&
+		(!thinkingAssigned().MatchString(source) || thinkingDefault().MatchString(source)):
 		return ThinkingVar
 	case qwen3Style(source):
 		return ThinkingSoftSwitch
@@ -84,5 +87,5 @@ func qwen3Style(s string) bool {
 	return strings.Contains(s, "<|im_start|>") &&
 		strings.Contains(s, "</think>") &&
 		(strings.Contains(s, "reasoning_content") || strings.Contains(s, "last_query_index")) &&
-		!opensThink.MatchString(s)
+		!opensThink().MatchString(s)
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/openclaw-edge/edge/engine"
 )
@@ -408,7 +409,7 @@ func (p *Parser) fenced(s string, final bool) piece {
 	return piece{n: head, text: s[:head], code: true}
 }
 
-var callStart = regexp.MustCompile(`^\[?\s*\{\s*["']?(name|function)["']?\s*:`)
+var callStart = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\[?\s*\{\s*["']?(name|function)["']?\s*:`) })
 
 // bareJSON handles a JSON value where a call may start: a call when it is
 // strictly call-shaped, else text.
@@ -418,7 +419,7 @@ func bareJSON(s string, final bool) piece {
 	case errors.Is(err, errEOF) && !final:
 		return piece{more: true}
 	case errors.Is(err, errEOF):
-		if callStart.MatchString(s) {
+		if callStart().MatchString(s) {
 			return piece{n: len(s), markup: true, errs: []error{fmt.Errorf("%w: the output ends inside the call's JSON: %s", ErrTruncated, snippet(s))}}
 		}
 		return piece{n: len(s), text: s}
@@ -432,7 +433,21 @@ func bareJSON(s string, final bool) piece {
 	return piece{n: end, markup: true, calls: calls, errs: errs}
 }
 
-var strictName = regexp.MustCompile(`^[A-Za-z0-9_.:\-]{1,128}$`)
+// strictName reports whether name is 1 to 128 of A-Z a-z 0-9 _ . : -
+// (a bare JSON call's name; written out, not a regexp: `{1,128}` compiles
+// into 128 copies of the class, 125 KB at every start).
+func strictName(name string) bool {
+	if len(name) == 0 || len(name) > 128 {
+		return false
+	}
+	for i := range len(name) {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 var strictKeys = map[string]bool{"name": true, "arguments": true, "parameters": true, "id": true, "type": true, "function": true}
 
@@ -481,7 +496,7 @@ func callsFrom(v *value, strict bool) (calls []rawCall, errs []error, ok bool) {
 		return nil, []error{fmt.Errorf("%w: call without a name: %s", ErrMalformed, snippet(v.String()))}, true
 	}
 	name := strings.TrimSpace(nv.s)
-	if strict && !strictName.MatchString(name) {
+	if strict && !strictName(name) {
 		return nil, nil, false
 	}
 	var args *value

@@ -8,6 +8,7 @@ import (
 	"mime"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -442,9 +443,13 @@ func normalizeText(s string) string {
 var (
 	// "On <date>, <name> wrote:" and its translations; the attribution
 	// line of most mail clients.
-	attribution = regexp.MustCompile(`(?i)^\s*(on|le|am|el|il|op|em|den|på)\s.*(wrote|a écrit|schrieb|escribió|ha scritto|schreef|escreveu|skrev)\s*(.*)?:\s*$`)
+	attribution = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*(on|le|am|el|il|op|em|den|på)\s.*(wrote|a écrit|schrieb|escribió|ha scritto|schreef|escreveu|skrev)\s*(.*)?:\s*$`)
+	})
 	// Outlook's separators.
-	outlookSep = regexp.MustCompile(`(?i)^\s*(-{2,}\s*original message\s*-{2,}|_{20,})\s*$`)
+	outlookSep = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*(-{2,}\s*original message\s*-{2,}|_{20,})\s*$`)
+	})
 )
 
 // trimReply splits text into the new text and the quoted reply (without
@@ -459,18 +464,18 @@ func trimReply(text string) (newText, quoted string, onlyQuote bool) {
 	cut := len(lines)
 	for i := 0; i < len(lines); i++ {
 		l := lines[i]
-		if outlookSep.MatchString(l) {
+		if outlookSep().MatchString(l) {
 			cut = i
 			break
 		}
 		// The attribution may be wrapped over two lines.
 		joined := l
 		next := i + 1
-		if !attribution.MatchString(joined) && i+1 < len(lines) && attributionStart(l) {
+		if !attribution().MatchString(joined) && i+1 < len(lines) && attributionStart(l) {
 			joined = l + " " + lines[i+1]
 			next = i + 2
 		}
-		if attribution.MatchString(joined) && restQuoted(lines[next:]) {
+		if attribution().MatchString(joined) && restQuoted(lines[next:]) {
 			cut = i
 			break
 		}

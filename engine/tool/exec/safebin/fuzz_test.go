@@ -49,7 +49,7 @@ func FuzzCheck(f *testing.F) {
 		if len(r.Argv) == 0 {
 			t.Fatalf("Check(%q): safe without an argv", cmd)
 		}
-		paths, reason := profiles[r.Argv[0]].check(r.Argv[0], r.Argv[1:])
+		paths, reason := profiles()[r.Argv[0]].check(r.Argv[0], r.Argv[1:])
 		if reason != "" {
 			t.Fatalf("Check(%q): safe, but the profile now says %s", cmd, reason)
 		}

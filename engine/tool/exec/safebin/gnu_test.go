@@ -24,7 +24,7 @@ func TestProfilesKnowEveryLongOption(t *testing.T) {
 		t.Skip("GNU coreutils not installed")
 	}
 	cand := regexp.MustCompile(`'--([a-z0-9-]+)'`)
-	for name, p := range profiles {
+	for name, p := range profiles() {
 		if p.freeArgs || name == "whoami" {
 			continue
 		}

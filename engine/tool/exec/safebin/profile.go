@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // valueKind says whether an option takes a value.
@@ -245,7 +246,7 @@ func noOperands(ops []string, _ []used) ([]string, string) {
 // textOperands accepts operands that are not paths.
 func textOperands(ops []string, _ []used) ([]string, string) { return nil, "" }
 
-var obsoleteCount = regexp.MustCompile(`^-[0-9]+$`)
+var obsoleteCount = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-[0-9]+$`) })
 
 // headTailPre handles the obsolete `head -5` / `tail -5` forms: the first
 // argument may be -NUM exactly; -NUMc, -NUMf and `tail +NUM…` (which
@@ -257,7 +258,7 @@ func headTailPre(tail bool) func([]string) ([]string, string) {
 			return args, ""
 		}
 		a := args[0]
-		if obsoleteCount.MatchString(a) {
+		if obsoleteCount().MatchString(a) {
 			return args[1:], ""
 		}
 		if len(a) > 1 && a[0] == '-' && a[1] >= '0' && a[1] <= '9' {
@@ -304,136 +305,138 @@ const (
 // binaries accept (grep --fixed-regexp, --unix-byte-offsets; wc --debug;
 // date --rfc-822, --rfc-2822, --uct), so abbreviations expand as in the
 // binary.
-var profiles = map[string]*profile{
-	"ls": {opts: with(
-		flag("a", "all"), flag("A", "almost-all"), flag("", "author"), flag("b", "escape"),
-		val("", "block-size"), flag("B", "ignore-backups"), flag("c"), flag("C"),
-		optVal("", "color"), flag("d", "directory"), flag("D", "dired"), flag("f"),
-		flag("F"), optVal("", "classify"), flag("", "file-type"), val("", "format"),
-		flag("", "full-time"), flag("g"), flag("", "group-directories-first"),
-		flag("G", "no-group"), flag("h", "human-readable"), flag("", "si"),
-		flag("H", "dereference-command-line"), flag("", "dereference-command-line-symlink-to-dir"),
-		val("", "hide"), optVal("", "hyperlink"), val("", "indicator-style"), flag("i", "inode"),
-		val("I", "ignore"), flag("k", "kibibytes"), flag("l"),
-		refused(flag("L", "dereference"), whyFollows),
-		flag("m"), flag("n", "numeric-uid-gid"), flag("N", "literal"), flag("o"), flag("p"),
-		flag("q", "hide-control-chars"), flag("", "show-control-chars"), flag("Q", "quote-name"),
-		val("", "quoting-style"), flag("r", "reverse"), flag("R", "recursive"), flag("s", "size"),
-		flag("S"), val("", "sort"), val("", "time"), val("", "time-style"), flag("t"),
-		val("T", "tabsize"), flag("u"), flag("U"), flag("v"), val("w", "width"), flag("x"),
-		flag("X"), flag("Z", "context"), flag("", "zero"), flag("1"),
-	)},
-	"cat": {opts: with(
-		flag("A", "show-all"), flag("b", "number-nonblank"), flag("e"), flag("E", "show-ends"),
-		flag("n", "number"), flag("s", "squeeze-blank"), flag("t"), flag("T", "show-tabs"),
-		flag("u"), flag("v", "show-nonprinting"),
-	)},
-	"head": {pre: headTailPre(false), opts: with(
-		val("c", "bytes"), val("n", "lines"), flag("q", "quiet", "silent"), flag("v", "verbose"),
-		flag("z", "zero-terminated"),
-	)},
-	"tail": {pre: headTailPre(true), opts: with(
-		val("c", "bytes"), refused(flag("f"), whyForever), refused(optVal("", "follow"), whyForever),
-		refused(flag("F"), whyForever), val("n", "lines"), val("", "max-unchanged-stats"),
-		refused(val("", "pid"), "only matters with --follow, which is refused"),
-		flag("q", "quiet", "silent"), flag("", "retry"), val("s", "sleep-interval"),
-		flag("v", "verbose"), flag("z", "zero-terminated"),
-	)},
-	"wc": {opts: with(
-		flag("c", "bytes"), flag("m", "chars"), flag("l", "lines"), flag("", "debug"),
-		refused(pathVal("", "files0-from"), whyFileList),
-		flag("L", "max-line-length"), flag("w", "words"),
-	)},
-	"echo":   {freeArgs: true}, // coreutils echo: -n -e -E, everything else is printed
-	"true":   {freeArgs: true}, // ignores its arguments
-	"false":  {freeArgs: true},
-	"pwd":    {opts: with(flag("L", "logical"), flag("P", "physical")), operands: noOperands},
-	"whoami": {opts: with(), operands: noOperands},
-	"uname": {opts: with(
-		flag("a", "all"), flag("s", "kernel-name"), flag("n", "nodename"), flag("r", "kernel-release"),
-		flag("v", "kernel-version"), flag("m", "machine"), flag("p", "processor"),
-		flag("i", "hardware-platform"), flag("o", "operating-system"),
-	), operands: noOperands},
-	"date": {opts: with(
-		option{short: "d", long: []string{"date"}, value: requiredValue, check: noTZ},
-		flag("", "debug"),
-		refused(pathVal("f", "file"), whyReads),
-		optVal("I", "iso-8601"), flag("", "resolution"),
-		flag("R", "rfc-email", "rfc-822", "rfc-2822"), val("", "rfc-3339"),
-		refused(pathVal("r", "reference"), whyReads),
-		refused(val("s", "set"), whySetsTime),
-		flag("u", "utc", "universal", "uct"),
-	), operands: func(ops []string, _ []used) ([]string, string) {
-		switch {
-		case len(ops) > 1:
-			return nil, "takes at most one operand, +FORMAT"
-		case len(ops) == 1 && !strings.HasPrefix(ops[0], "+"):
-			return nil, fmt.Sprintf("operand %q would set the clock; only +FORMAT is allowed", printable(ops[0]))
-		}
-		return nil, ""
-	}},
-	"grep": {opts: with(
-		flag("E", "extended-regexp"), flag("F", "fixed-strings", "fixed-regexp"),
-		flag("G", "basic-regexp"), flag("P", "perl-regexp"),
-		option{id: "regexp", short: "e", long: []string{"regexp"}, value: requiredValue},
-		option{id: "file", short: "f", long: []string{"file"}, value: requiredValue, path: true},
-		flag("i", "ignore-case"), flag("", "no-ignore-case"), flag("w", "word-regexp"),
-		flag("x", "line-regexp"), flag("z", "null-data"), flag("s", "no-messages"),
-		flag("v", "invert-match"), flag("V"), val("m", "max-count"), flag("b", "byte-offset"),
-		flag("n", "line-number"), flag("", "line-buffered"), flag("H", "with-filename"),
-		flag("h", "no-filename"), val("", "label"), flag("o", "only-matching"),
-		flag("q", "quiet", "silent"), val("", "binary-files"), flag("a", "text"), flag("I"),
-		option{id: "directories", short: "d", long: []string{"directories"}, value: requiredValue},
-		val("D", "devices"), option{id: "recursive", short: "r", long: []string{"recursive"}},
-		refused(flag("R", "dereference-recursive"), whyFollows),
-		val("", "include"), val("", "exclude"), pathVal("", "exclude-from"), val("", "exclude-dir"),
-		flag("L", "files-without-match"), flag("l", "files-with-matches"), flag("c", "count"),
-		flag("T", "initial-tab"), flag("Z", "null"), val("B", "before-context"),
-		val("A", "after-context"), val("C", "context"), flag("0123456789"),
-		val("", "group-separator"), flag("", "no-group-separator"), optVal("", "color", "colour"),
-		flag("U", "binary"), flag("u", "unix-byte-offsets"),
-	), operands: func(ops []string, opts []used) ([]string, string) {
-		if !has(opts, "regexp", "file") {
-			if len(ops) == 0 {
-				return nil, "needs a pattern"
+var profiles = sync.OnceValue(func() map[string]*profile {
+	return map[string]*profile{
+		"ls": {opts: with(
+			flag("a", "all"), flag("A", "almost-all"), flag("", "author"), flag("b", "escape"),
+			val("", "block-size"), flag("B", "ignore-backups"), flag("c"), flag("C"),
+			optVal("", "color"), flag("d", "directory"), flag("D", "dired"), flag("f"),
+			flag("F"), optVal("", "classify"), flag("", "file-type"), val("", "format"),
+			flag("", "full-time"), flag("g"), flag("", "group-directories-first"),
+			flag("G", "no-group"), flag("h", "human-readable"), flag("", "si"),
+			flag("H", "dereference-command-line"), flag("", "dereference-command-line-symlink-to-dir"),
+			val("", "hide"), optVal("", "hyperlink"), val("", "indicator-style"), flag("i", "inode"),
+			val("I", "ignore"), flag("k", "kibibytes"), flag("l"),
+			refused(flag("L", "dereference"), whyFollows),
+			flag("m"), flag("n", "numeric-uid-gid"), flag("N", "literal"), flag("o"), flag("p"),
+			flag("q", "hide-control-chars"), flag("", "show-control-chars"), flag("Q", "quote-name"),
+			val("", "quoting-style"), flag("r", "reverse"), flag("R", "recursive"), flag("s", "size"),
+			flag("S"), val("", "sort"), val("", "time"), val("", "time-style"), flag("t"),
+			val("T", "tabsize"), flag("u"), flag("U"), flag("v"), val("w", "width"), flag("x"),
+			flag("X"), flag("Z", "context"), flag("", "zero"), flag("1"),
+		)},
+		"cat": {opts: with(
+			flag("A", "show-all"), flag("b", "number-nonblank"), flag("e"), flag("E", "show-ends"),
+			flag("n", "number"), flag("s", "squeeze-blank"), flag("t"), flag("T", "show-tabs"),
+			flag("u"), flag("v", "show-nonprinting"),
+		)},
+		"head": {pre: headTailPre(false), opts: with(
+			val("c", "bytes"), val("n", "lines"), flag("q", "quiet", "silent"), flag("v", "verbose"),
+			flag("z", "zero-terminated"),
+		)},
+		"tail": {pre: headTailPre(true), opts: with(
+			val("c", "bytes"), refused(flag("f"), whyForever), refused(optVal("", "follow"), whyForever),
+			refused(flag("F"), whyForever), val("n", "lines"), val("", "max-unchanged-stats"),
+			refused(val("", "pid"), "only matters with --follow, which is refused"),
+			flag("q", "quiet", "silent"), flag("", "retry"), val("s", "sleep-interval"),
+			flag("v", "verbose"), flag("z", "zero-terminated"),
+		)},
+		"wc": {opts: with(
+			flag("c", "bytes"), flag("m", "chars"), flag("l", "lines"), flag("", "debug"),
+			refused(pathVal("", "files0-from"), whyFileList),
+			flag("L", "max-line-length"), flag("w", "words"),
+		)},
+		"echo":   {freeArgs: true}, // coreutils echo: -n -e -E, everything else is printed
+		"true":   {freeArgs: true}, // ignores its arguments
+		"false":  {freeArgs: true},
+		"pwd":    {opts: with(flag("L", "logical"), flag("P", "physical")), operands: noOperands},
+		"whoami": {opts: with(), operands: noOperands},
+		"uname": {opts: with(
+			flag("a", "all"), flag("s", "kernel-name"), flag("n", "nodename"), flag("r", "kernel-release"),
+			flag("v", "kernel-version"), flag("m", "machine"), flag("p", "processor"),
+			flag("i", "hardware-platform"), flag("o", "operating-system"),
+		), operands: noOperands},
+		"date": {opts: with(
+			option{short: "d", long: []string{"date"}, value: requiredValue, check: noTZ},
+			flag("", "debug"),
+			refused(pathVal("f", "file"), whyReads),
+			optVal("I", "iso-8601"), flag("", "resolution"),
+			flag("R", "rfc-email", "rfc-822", "rfc-2822"), val("", "rfc-3339"),
+			refused(pathVal("r", "reference"), whyReads),
+			refused(val("s", "set"), whySetsTime),
+			flag("u", "utc", "universal", "uct"),
+		), operands: func(ops []string, _ []used) ([]string, string) {
+			switch {
+			case len(ops) > 1:
+				return nil, "takes at most one operand, +FORMAT"
+			case len(ops) == 1 && !strings.HasPrefix(ops[0], "+"):
+				return nil, fmt.Sprintf("operand %q would set the clock; only +FORMAT is allowed", printable(ops[0]))
 			}
-			ops = ops[1:] // the pattern
-		}
-		if len(ops) == 0 && has(opts, "recursive") {
-			return []string{"."}, ""
-		}
-		return ops, ""
-	}},
-	"sort": {opts: with(
-		flag("b", "ignore-leading-blanks"), flag("d", "dictionary-order"), flag("f", "ignore-case"),
-		flag("g", "general-numeric-sort"), flag("i", "ignore-nonprinting"), flag("M", "month-sort"),
-		flag("h", "human-numeric-sort"), flag("n", "numeric-sort"), flag("R", "random-sort"),
-		pathVal("", "random-source"), flag("r", "reverse"), val("", "sort"),
-		flag("V", "version-sort"), val("", "batch-size"), flag("c"), flag("C"),
-		optVal("", "check"), refused(val("", "compress-program"), whyRuns), flag("", "debug"),
-		refused(pathVal("", "files0-from"), whyFileList), val("k", "key"), flag("m", "merge"),
-		refused(pathVal("o", "output"), whyWrites), flag("s", "stable"), val("S", "buffer-size"),
-		val("t", "field-separator"), refused(pathVal("T", "temporary-directory"), whyTemp),
-		val("", "parallel"), flag("u", "unique"), flag("z", "zero-terminated"),
-	)},
-	"uniq": {opts: with(
-		flag("c", "count"), flag("d", "repeated"), flag("D"), optVal("", "all-repeated"),
-		val("f", "skip-fields"), optVal("", "group"), flag("i", "ignore-case"),
-		val("s", "skip-chars"), flag("u", "unique"), flag("z", "zero-terminated"),
-		val("w", "check-chars"),
-	), operands: func(ops []string, _ []used) ([]string, string) {
-		if len(ops) > 1 {
-			return nil, "a second operand (OUTPUT) writes a file; refused"
-		}
-		return ops, ""
-	}},
-	"cut": {opts: with(
-		val("b", "bytes"), val("c", "characters"), val("d", "delimiter"), val("f", "fields"),
-		flag("n"), flag("", "complement"), flag("s", "only-delimited"), val("", "output-delimiter"),
-		flag("z", "zero-terminated"),
-	)},
-	"tr": {opts: with(
-		flag("cC", "complement"), flag("d", "delete"), flag("s", "squeeze-repeats"),
-		flag("t", "truncate-set1"),
-	), operands: textOperands},
-}
+			return nil, ""
+		}},
+		"grep": {opts: with(
+			flag("E", "extended-regexp"), flag("F", "fixed-strings", "fixed-regexp"),
+			flag("G", "basic-regexp"), flag("P", "perl-regexp"),
+			option{id: "regexp", short: "e", long: []string{"regexp"}, value: requiredValue},
+			option{id: "file", short: "f", long: []string{"file"}, value: requiredValue, path: true},
+			flag("i", "ignore-case"), flag("", "no-ignore-case"), flag("w", "word-regexp"),
+			flag("x", "line-regexp"), flag("z", "null-data"), flag("s", "no-messages"),
+			flag("v", "invert-match"), flag("V"), val("m", "max-count"), flag("b", "byte-offset"),
+			flag("n", "line-number"), flag("", "line-buffered"), flag("H", "with-filename"),
+			flag("h", "no-filename"), val("", "label"), flag("o", "only-matching"),
+			flag("q", "quiet", "silent"), val("", "binary-files"), flag("a", "text"), flag("I"),
+			option{id: "directories", short: "d", long: []string{"directories"}, value: requiredValue},
+			val("D", "devices"), option{id: "recursive", short: "r", long: []string{"recursive"}},
+			refused(flag("R", "dereference-recursive"), whyFollows),
+			val("", "include"), val("", "exclude"), pathVal("", "exclude-from"), val("", "exclude-dir"),
+			flag("L", "files-without-match"), flag("l", "files-with-matches"), flag("c", "count"),
+			flag("T", "initial-tab"), flag("Z", "null"), val("B", "before-context"),
+			val("A", "after-context"), val("C", "context"), flag("0123456789"),
+			val("", "group-separator"), flag("", "no-group-separator"), optVal("", "color", "colour"),
+			flag("U", "binary"), flag("u", "unix-byte-offsets"),
+		), operands: func(ops []string, opts []used) ([]string, string) {
+			if !has(opts, "regexp", "file") {
+				if len(ops) == 0 {
+					return nil, "needs a pattern"
+				}
+				ops = ops[1:] // the pattern
+			}
+			if len(ops) == 0 && has(opts, "recursive") {
+				return []string{"."}, ""
+			}
+			return ops, ""
+		}},
+		"sort": {opts: with(
+			flag("b", "ignore-leading-blanks"), flag("d", "dictionary-order"), flag("f", "ignore-case"),
+			flag("g", "general-numeric-sort"), flag("i", "ignore-nonprinting"), flag("M", "month-sort"),
+			flag("h", "human-numeric-sort"), flag("n", "numeric-sort"), flag("R", "random-sort"),
+			pathVal("", "random-source"), flag("r", "reverse"), val("", "sort"),
+			flag("V", "version-sort"), val("", "batch-size"), flag("c"), flag("C"),
+			optVal("", "check"), refused(val("", "compress-program"), whyRuns), flag("", "debug"),
+			refused(pathVal("", "files0-from"), whyFileList), val("k", "key"), flag("m", "merge"),
+			refused(pathVal("o", "output"), whyWrites), flag("s", "stable"), val("S", "buffer-size"),
+			val("t", "field-separator"), refused(pathVal("T", "temporary-directory"), whyTemp),
+			val("", "parallel"), flag("u", "unique"), flag("z", "zero-terminated"),
+		)},
+		"uniq": {opts: with(
+			flag("c", "count"), flag("d", "repeated"), flag("D"), optVal("", "all-repeated"),
+			val("f", "skip-fields"), optVal("", "group"), flag("i", "ignore-case"),
+			val("s", "skip-chars"), flag("u", "unique"), flag("z", "zero-terminated"),
+			val("w", "check-chars"),
+		), operands: func(ops []string, _ []used) ([]string, string) {
+			if len(ops) > 1 {
+				return nil, "a second operand (OUTPUT) writes a file; refused"
+			}
+			return ops, ""
+		}},
+		"cut": {opts: with(
+			val("b", "bytes"), val("c", "characters"), val("d", "delimiter"), val("f", "fields"),
+			flag("n"), flag("", "complement"), flag("s", "only-delimited"), val("", "output-delimiter"),
+			flag("z", "zero-terminated"),
+		)},
+		"tr": {opts: with(
+			flag("cC", "complement"), flag("d", "delete"), flag("s", "squeeze-repeats"),
+			flag("t", "truncate-set1"),
+		), operands: textOperands},
+	}
+})

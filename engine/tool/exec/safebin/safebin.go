@@ -94,7 +94,7 @@ func Check(command string, bins []string, workspace, dir string) Result {
 		res.Reason = fmt.Sprintf("%s is not in tools.exec.safeBins", name)
 		return res
 	}
-	p, ok := profiles[name]
+	p, ok := profiles()[name]
 	if !ok {
 		res.Reason = fmt.Sprintf("%s has no safe-bin profile; it always needs approval", name)
 		return res
@@ -122,7 +122,7 @@ func Check(command string, bins []string, workspace, dir string) Result {
 // HasProfile reports whether name has a safe-bin profile; a safe bin
 // without one always needs approval.
 func HasProfile(name string) bool {
-	_, ok := profiles[name]
+	_, ok := profiles()[name]
 	return ok
 }
 
