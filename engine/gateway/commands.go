@@ -264,6 +264,11 @@ func (g *Gateway) compactCommand(ctx context.Context, ag *Agent, key engine.Sess
 	if !did {
 		return "Nothing to compact yet: the session holds fewer than two turns.", nil
 	}
+	// The next turn's prompt as the last turn planned it (this plan does
+	// not know the turn's channel): prewarmed once /compact has answered.
+	if w, ok := g.shape(key); ok && w.info.Ref == info.Ref {
+		g.prewarm(key, w)
+	}
 	after, _, _ := g.cfg.Sessions.Get(ag.ID, key)
 	return fmt.Sprintf("Compacted: %d → %d tokens (compaction #%d of this session). Recent turns are kept verbatim.", res.TokensBefore, after.ContextTokens, after.CompactionCount), nil
 }

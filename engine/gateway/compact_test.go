@@ -7,6 +7,8 @@ import (
 	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -291,5 +293,59 @@ func TestLongMessageDoesNotStickLevel(t *testing.T) {
 	reqs := h.Model.Requests()
 	if last := reqs[len(reqs)-1].System; last != first {
 		t.Errorf("the prompt stayed degraded after the long message: %d vs %d bytes", len(last), len(first))
+	}
+}
+
+// After /compact on a local model the new prompt prefix (system prompt,
+// tools, the summary, the kept turns) is sent once in the background with
+// a one-token reply, in the session's own cache slot, and the next turn's
+// request starts with exactly that prefix: the runner evaluates only the
+// new message. A remote model is never sent it.
+func TestPrewarmAfterCompact(t *testing.T) {
+	for _, local := range []bool{true, false} {
+		t.Run(map[bool]string{true: "local", false: "remote"}[local], func(t *testing.T) {
+			h := gatewaytest.NewHarness(t, "fake/model", nil)
+			h.G.SetModels(gatewaytest.Models{M: h.Model, Local: local})
+			for _, text := range []string{"a", "b", "c"} {
+				if _, _, err := h.Send(t, text); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if res, _, err := h.Send(t, "/compact"); err != nil || !strings.Contains(res.Reply, "Compacted:") {
+				t.Fatalf("/compact: %+v %v", res, err)
+			}
+			h.G.WaitPrewarms()
+			reqs := h.Model.Requests()
+			warm := reqs[len(reqs)-1]
+			if !local {
+				if warm.MaxTokens == 1 {
+					t.Fatalf("a remote model was prewarmed: %+v", warm)
+				}
+				return
+			}
+			e, _, _ := h.Sessions.Get("main", "agent:main:main")
+			if warm.MaxTokens != 1 || warm.SessionID != e.SessionID || len(warm.Tools) == 0 {
+				t.Fatalf("prewarm request: maxTokens %d, session %q (want %q), %d tools", warm.MaxTokens, warm.SessionID, e.SessionID, len(warm.Tools))
+			}
+			if first := warm.Messages[0].Text(); !strings.HasPrefix(first, transcript.CompactionSummaryPrefix) {
+				t.Fatalf("prewarm does not start with the summary: %.60q", first)
+			}
+			if _, _, err := h.Send(t, "d"); err != nil {
+				t.Fatal(err)
+			}
+			reqs = h.Model.Requests()
+			next := reqs[len(reqs)-1]
+			if next.System != warm.System || !reflect.DeepEqual(next.Tools, warm.Tools) || next.SessionID != warm.SessionID {
+				t.Fatal("the next turn's system prompt, tools or cache slot differ from the prewarmed ones")
+			}
+			if len(next.Messages) != len(warm.Messages)+1 || !reflect.DeepEqual(next.Messages[:len(warm.Messages)], warm.Messages) {
+				t.Fatalf("the next turn's messages do not extend the prewarmed ones: %d vs %d", len(next.Messages), len(warm.Messages))
+			}
+			// Nothing was written: the transcript holds the turns and the
+			// compaction only.
+			if roles := h.EntryRoles(t); slices.Contains(roles, "assistant!") {
+				t.Fatalf("entries: %v", roles)
+			}
+		})
 	}
 }

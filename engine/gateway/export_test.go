@@ -30,3 +30,6 @@ func (g *Gateway) Followed() bool {
 
 // IdemDedupKey is the dedup key of an idempotent API send.
 func IdemDedupKey(key string) string { return idemDedupKey(key) }
+
+// WaitPrewarms waits for the prewarms started so far (prewarm.go).
+func (g *Gateway) WaitPrewarms() { g.prewarms.Wait() }

@@ -184,6 +184,11 @@ type Gateway struct {
 
 	// statusHooks add what other parts know to Status (OnStatus).
 	statusHooks []func(*api.Status)
+	// shapes are the last turn's request shape per session of a local
+	// model, for prewarming after /compact; prewarms counts the prewarm
+	// goroutines (prewarm.go).
+	shapes   map[engine.SessionKey]warmShape
+	prewarms sync.WaitGroup
 }
 
 // New checks cfg and returns a Gateway.
@@ -217,6 +222,7 @@ func New(cfg Config) (*Gateway, error) {
 
 		turnLogs: make(map[string]*turnLog),
 		levels:   make(map[string]prompt.Level),
+		shapes:   make(map[engine.SessionKey]warmShape),
 	}
 	g.host, _ = os.Hostname()
 	for i := range cfg.Agents {

@@ -219,6 +219,8 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return nil, g.failTurn(ag, key, o, res, err)
 	}
 	comp := g.compactor(ag, key, model, info, plan)
+	shape := warmShape{ag: ag, info: info, plan: plan, thinking: thinking}
+	g.rememberShape(key, shape)
 	history := t.History
 	// The silent memory flush, then compaction, when the context is
 	// large: both before the model sees the new message.
@@ -390,8 +392,10 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		// The turn is answered and committed; compacting now keeps the
 		// next one inside the window. A failure here costs nothing but a
 		// later compaction.
-		if _, _, err := comp.compact(turnCtx, TriggerThreshold, ""); err != nil {
+		if _, did, err := comp.compact(turnCtx, TriggerThreshold, ""); err != nil {
 			g.log.Warn("compaction after the turn failed", "session", key, "err", err)
+		} else if did {
+			g.prewarm(key, shape) // once this turn has released the lane
 		}
 	}
 	res.Suppressed = reply.Silent

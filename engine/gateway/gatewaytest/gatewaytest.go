@@ -99,6 +99,9 @@ type Models struct {
 	SwitchTo string
 	// window, when set, is the model's context window (default 32000).
 	Window int
+	// Local makes the model a local one (ModelInfo.Local: prewarmed after
+	// a compaction, its budget share caps the reply).
+	Local bool
 }
 
 func (f Models) Resolve(refs []string, onSwitch func(gateway.Switch)) (agent.Model, gateway.ModelInfo, func() string, error) {
@@ -118,7 +121,7 @@ func (f Models) Resolve(refs []string, onSwitch func(gateway.Switch)) (agent.Mod
 	if f.Window > 0 {
 		window = f.Window
 	}
-	return model, gateway.ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: window}, func() string { return answered }, nil
+	return model, gateway.ModelInfo{Ref: ref, Provider: "fake", ID: "model", API: "openai-completions", ContextWindow: window, Local: f.Local}, func() string { return answered }, nil
 }
 
 // switching announces a failover, then lets the next model answer.
