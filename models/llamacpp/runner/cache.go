@@ -3,10 +3,14 @@ package runner
 // prefixCache decides which KV-cache slot (llama.cpp sequence) serves a
 // prompt and how much of it is already decoded there.
 //
-// Each slot is its own KV stream (llama.cpp's non-unified cache), and
-// llama.cpp copies between streams only whole and lazily (at the next
-// decode), so a new session does not borrow another slot's prefix: it
-// decodes its own system prompt once, and its follow-ups hit the cache.
+// Each slot is its own KV stream (llama.cpp's non-unified cache). A
+// session whose prompt shares more with another slot than with its own —
+// a new session, whose system prompt and tools another session already
+// decoded — borrows that slot's prefix: llama.cpp copies a whole stream
+// (the cells' bookkeeping at once, the tensors at the next decode, a
+// memory copy far cheaper than evaluating the tokens again: 20–30 ms each
+// on a Pi), and the tail past the shared prefix is dropped before the new
+// tokens are decoded. The source slot is left as it was.
 type prefixCache struct {
 	slots []slot
 	clock uint64
@@ -22,11 +26,17 @@ func newPrefixCache(n int) *prefixCache {
 	return &prefixCache{slots: make([]slot, max(n, 1))}
 }
 
+// minBorrow is the least gain in cached tokens worth copying another
+// slot's stream for.
+const minBorrow = 16
+
 // plan picks the slot for session: its own, else an empty one, else the
-// least recently used; keep is how many prompt tokens the slot already
-// holds. At least one prompt token is always left to decode so the model
-// produces logits for the next token.
-func (c *prefixCache) plan(session string, prompt []int) (dst, keep int) {
+// least recently used; keep is how many prompt tokens the slot will hold
+// before decoding. src, when not -1, is another slot whose common prefix
+// with prompt is longer (by minBorrow or more): the caller copies it into
+// dst first, then drops dst past keep. At least one prompt token is always
+// left to decode so the model produces logits for the next token.
+func (c *prefixCache) plan(session string, prompt []int) (dst, keep, src int) {
 	dst = -1
 	for i, s := range c.slots {
 		if s.session == session && session != "" {
@@ -51,10 +61,19 @@ func (c *prefixCache) plan(session string, prompt []int) (dst, keep int) {
 		}
 	}
 	keep = commonPrefix(c.slots[dst].tokens, prompt)
+	src = -1
+	for i, s := range c.slots {
+		if i == dst {
+			continue
+		}
+		if n := commonPrefix(s.tokens, prompt); n >= keep+minBorrow && n > 0 {
+			src, keep = i, n
+		}
+	}
 	if keep >= len(prompt) {
 		keep = len(prompt) - 1
 	}
-	return dst, max(keep, 0)
+	return dst, max(keep, 0), src
 }
 
 // commit records what slot dst holds after a request.

@@ -210,7 +210,12 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 	}
 
 	start := time.Now()
-	dst, keep := e.cache.plan(req.Session, tokens)
+	dst, keep, src := e.cache.plan(req.Session, tokens)
+	if src >= 0 {
+		// Borrow another slot's prefix (cache.go): the whole stream, then
+		// the tail past the shared part is dropped below.
+		e.ctx.KvCacheSeqCp(src, dst, -1, -1)
+	}
 	if !e.ctx.KvCacheSeqRm(dst, keep, -1) {
 		// Some architectures cannot drop a tail: start the slot over.
 		e.ctx.KvCacheSeqRm(dst, 0, -1)

@@ -57,10 +57,11 @@ func TestLlamaCompleteAndPrefixCache(t *testing.T) {
 	if u2.Cached < u.Prompt || u2.Processed >= u2.Prompt-u.Prompt+2 {
 		t.Fatalf("follow-up did not reuse the prefix: first %+v, second %+v", u, u2)
 	}
-	// Another session keeps its own slot; the first one's cache survives.
+	// Another session gets its own slot but borrows s1's prefix (the
+	// prompt's shared start is not evaluated again); s1's cache survives.
 	_, _, u3 := complete(t, e, "s2", prompt+" in the park.", 4)
-	if u3.Cached != 0 {
-		t.Fatalf("new session: %+v", u3)
+	if u3.Cached < u.Prompt-2 || u3.Processed > u3.Prompt-u.Prompt+2 {
+		t.Fatalf("new session did not borrow the shared prefix: first %+v, new %+v", u, u3)
 	}
 	_, _, u4 := complete(t, e, "s1", follow+" It", 2)
 	if u4.Cached < u2.Prompt-1 {
@@ -70,6 +71,50 @@ func TestLlamaCompleteAndPrefixCache(t *testing.T) {
 	again, _, _ := complete(t, e, "s3", prompt, 24)
 	if again != out {
 		t.Fatalf("greedy output changed: %q vs %q", again, out)
+	}
+}
+
+// TestLlamaBorrowedPrefixIsExact: a session that borrows another slot's
+// prefix (a copied KV stream, its tail dropped) generates exactly what it
+// generates from a cold cache, and the slot it borrowed from still
+// answers as before: the copy is right, not just fast.
+func TestLlamaBorrowedPrefixIsExact(t *testing.T) {
+	opts := Options{Model: sharedModel(t, "stories260K.gguf"), Threads: 1, ContextLen: 512, BatchSize: 16, Slots: 2, Mmap: true}
+	shared := "Once upon a time, there was a little girl named Lily. She liked to play with her ball in the garden every day."
+	cold := func(prompt string) string {
+		e, err := loadLlama(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		out, _, _ := complete(t, e, "only", prompt, 16)
+		return out
+	}
+	p1, p2 := shared+" One day", shared+" Her mom said"
+	want1, want2 := cold(p1), cold(p2)
+
+	e, err := loadLlama(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if got, _, _ := complete(t, e, "a", p1, 16); got != want1 {
+		t.Fatalf("a: %q, want %q", got, want1)
+	}
+	got2, _, u2 := complete(t, e, "b", p2, 16)
+	if u2.Cached == 0 {
+		t.Fatalf("b did not borrow a's prefix: %+v", u2)
+	}
+	if got2 != want2 {
+		t.Fatalf("b from a borrowed prefix: %q, want %q (cold)", got2, want2)
+	}
+	// a's slot is untouched: its follow-up hits its own cache and says
+	// what a cold run says.
+	follow := p1 + want1 + " Then"
+	want3 := cold(follow)
+	got3, _, u3 := complete(t, e, "a", follow, 16)
+	if u3.Cached < len(p1)/8 || got3 != want3 {
+		t.Fatalf("a after b borrowed: %q (usage %+v), want %q", got3, u3, want3)
 	}
 }
 
