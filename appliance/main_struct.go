@@ -346,7 +346,8 @@ func (m *Main) buildGateway(wr *wiring) error {
 				wr.lanSide.Status(st)
 			}
 			for _, l := range pool.Loaded() {
-				st.Runners = append(st.Runners, api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes})
+				st.Runners = append(st.Runners, api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes,
+					PromptTokPerSec: l.PromptTokPerSec, GenTokPerSec: l.GenTokPerSec})
 			}
 			runnerStatus(st, pool)
 		},

@@ -229,6 +229,10 @@ func TestRunnerKilledMidReply(t *testing.T) {
 	if err != nil || len(st.Runners) != 1 || st.Runners[0].PID == killed {
 		t.Fatalf("after restart: %+v %v", st, err)
 	}
+	// What this box measured for the model, for `openclaw status`.
+	if r := st.Runners[0]; r.PromptTokPerSec <= 0 || r.GenTokPerSec <= 0 {
+		t.Fatalf("no measured speed after a turn: %+v", r)
+	}
 	// The transcript holds both turns, the first closed with its error.
 	h, err := c.History(context.Background(), "agent:main:main")
 	if err != nil || len(h.Entries) < 4 || !strings.Contains(string(h.Entries[1]), `"stopReason":"error"`) {

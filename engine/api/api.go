@@ -275,6 +275,10 @@ type Runner struct {
 	Slots      int       `json:"slots"`      // sessions whose KV cache is kept
 	ContextLen int       `json:"contextLen"` // tokens per session
 	RSSBytes   int64     `json:"rssBytes"`   // the runner process's own RSS (0 where unknown)
+	// PromptTokPerSec and GenTokPerSec are the prompt and generation
+	// speed this box measured for the model (0: not measured yet).
+	PromptTokPerSec float64 `json:"promptTokPerSec,omitempty"`
+	GenTokPerSec    float64 `json:"genTokPerSec,omitempty"`
 }
 
 // SessionInfo is one row of `openclaw sessions list`.

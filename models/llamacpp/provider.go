@@ -217,6 +217,10 @@ type Loaded struct {
 	RSSBytes int64 `json:"rssBytes,omitempty"`
 	// Runner is the openclaw-runner binary serving it.
 	Runner string `json:"runner,omitempty"`
+	// PromptTokPerSec and GenTokPerSec are what this box measured for it
+	// (the runner's own timings, all requests so far; 0: none yet).
+	PromptTokPerSec float64 `json:"promptTokPerSec,omitempty"`
+	GenTokPerSec    float64 `json:"genTokPerSec,omitempty"`
 }
 
 // Loaded lists the models that are loaded now.
@@ -226,7 +230,9 @@ func (p *Pool) Loaded() []Loaded {
 	var out []Loaded
 	for path, pr := range p.procs {
 		if pid, info, since, runner, ok := pr.status(); ok {
-			out = append(out, Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid), Runner: runner})
+			l := Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid), Runner: runner}
+			l.PromptTokPerSec, l.GenTokPerSec = pr.speeds()
+			out = append(out, l)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
@@ -407,6 +413,7 @@ func (m *Provider) Stream(ctx context.Context, req *engine.ChatRequest, emit fun
 		if stop == StopCancelled {
 			return m.classify(ctx.Err())
 		}
+		m.proc.measured(phase)
 		usage.Prompt += phase.Prompt
 		usage.Cached += phase.Cached
 		usage.Processed += phase.Processed

@@ -66,6 +66,54 @@ type process struct {
 	busy    int
 	idle    *time.Timer
 	started time.Time
+	// speed is what this box measured: prompt tokens evaluated and
+	// generated, with the runner's own timings, since the runner started.
+	speed speedTally
+}
+
+// speedTally sums the runner's timed work (RunUsage.PromptMS and
+// GenerateMS: decode calls only, no IPC or template).
+type speedTally struct {
+	promptTokens, genTokens int
+	promptMS, genMS         float64
+}
+
+// add counts one request's usage.
+func (t *speedTally) add(u RunUsage) {
+	if u.PromptMS > 0 && u.Processed > 0 {
+		t.promptTokens += u.Processed
+		t.promptMS += u.PromptMS
+	}
+	if u.GenerateMS > 0 && u.Generated > 0 {
+		t.genTokens += u.Generated
+		t.genMS += u.GenerateMS
+	}
+}
+
+// rates returns tokens a second (0: not measured yet).
+func (t speedTally) rates() (prompt, gen float64) {
+	if t.promptMS > 0 {
+		prompt = float64(t.promptTokens) / (t.promptMS / 1000)
+	}
+	if t.genMS > 0 {
+		gen = float64(t.genTokens) / (t.genMS / 1000)
+	}
+	return prompt, gen
+}
+
+// measured records a request's usage in the process's speed tally.
+func (p *process) measured(u RunUsage) {
+	p.mu.Lock()
+	p.speed.add(u)
+	p.mu.Unlock()
+}
+
+// speeds returns the measured prompt and generation tokens a second of
+// the running runner (0: none yet).
+func (p *process) speeds() (prompt, gen float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.speed.rates()
 }
 
 // running is one live runner process.
