@@ -96,6 +96,9 @@ type turnPlan struct {
 	specs  []engine.ToolSpec
 	budget prompt.Budget
 	count  tokenCounter
+	// forced: degraded further than the configuration's level for this
+	// message only; the next turn's prompt differs (never prewarmed).
+	forced bool
 }
 
 // request is the chat request of the plan over msgs.
@@ -183,6 +186,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 			return nil, err
 		}
 		if need <= b.Input {
+			p.forced = forced
 			return p, nil
 		}
 		if lvl == prompt.LevelSlim {

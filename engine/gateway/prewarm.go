@@ -44,7 +44,7 @@ const maxShapes = 64
 // whose own plan does not know the turn's channel (the system prompt
 // differs): only for a local primary.
 func (g *Gateway) rememberShape(key engine.SessionKey, w warmShape) {
-	if !w.info.Local {
+	if !w.info.Local || w.plan.forced {
 		return
 	}
 	g.mu.Lock()
@@ -70,8 +70,8 @@ func (g *Gateway) shape(key engine.SessionKey) (warmShape, bool) {
 // in the background (see the top of this file). The caller may hold the
 // session's lane: the work starts once it is free.
 func (g *Gateway) prewarm(key engine.SessionKey, w warmShape) {
-	if !w.info.Local {
-		return
+	if !w.info.Local || w.plan.forced {
+		return // a one-message degradation: the next turn's prompt differs
 	}
 	g.prewarms.Add(1)
 	go func() {
@@ -90,6 +90,9 @@ func (g *Gateway) prewarm(key engine.SessionKey, w warmShape) {
 		e, ok, err := g.cfg.Sessions.Get(w.ag.ID, key)
 		if err != nil || !ok || g.cfg.Sessions.Expired(e.UpdatedAt, g.cfg.Now()) {
 			return // gone or reset since: nothing to warm
+		}
+		if ref := e.ModelOverride; ref == "" && w.ag.Model != w.info.Ref || ref != "" && ref != w.info.Ref {
+			return // /model switched since: the next turn uses another model
 		}
 		items, err := g.cfg.Sessions.ContextItems(w.ag.ID, key)
 		if err != nil || len(items) == 0 {
