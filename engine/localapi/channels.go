@@ -36,18 +36,8 @@ func (h *handler) serveLogin(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, asAPIError(err))
 		return
 	}
-	flusher, _ := w.(http.Flusher)
-	begin := func() {
-		w.Header().Set("Content-Type", "text/event-stream")
-		w.Header().Set("Cache-Control", "no-cache")
-		w.WriteHeader(http.StatusOK)
-	}
-	send := func(ev api.LoginEvent) {
-		_ = writeSSE(w, ev.Type, ev)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
+	begin := func() { startStream(w) }
+	send := func(ev api.LoginEvent) { _ = writeSSE(w, ev.Type, ev) }
 	if err := h.in.Login(r.Context(), req, begin, send); err != nil {
 		api.WriteError(w, asAPIError(err))
 	}

@@ -121,10 +121,7 @@ func (h *handler) serveSend(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, asAPIError(err))
 		return
 	}
-	flusher, _ := w.(http.Flusher)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("Cache-Control", "no-cache")
-	w.WriteHeader(http.StatusOK)
+	flusher := startStream(w)
 	if flusher != nil {
 		flusher.Flush()
 	}

@@ -2,7 +2,6 @@ package localapi
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -83,13 +82,8 @@ func (m memoryAPI) index(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	flusher := startStream(w)
-	send := func(ev api.MemoryIndexEvent) {
-		b, _ := json.Marshal(ev)
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, b); err == nil && flusher != nil {
-			flusher.Flush()
-		}
-	}
+	startStream(w)
+	send := func(ev api.MemoryIndexEvent) { _ = writeSSE(w, string(ev.Type), ev) }
 	var last time.Time
 	res, err := ix.Sync(r.Context(), req.Force, func(done, total int) {
 		if now := time.Now(); now.Sub(last) >= 100*time.Millisecond || done == total {

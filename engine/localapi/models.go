@@ -2,8 +2,6 @@ package localapi
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -101,16 +99,7 @@ func (h modelsAPI) pull(w http.ResponseWriter, r *http.Request) {
 		flusher.Flush()
 	}
 	send := func(ev api.PullEvent) {
-		data, err := json.Marshal(ev)
-		if err != nil {
-			return
-		}
-		if _, err := fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, data); err != nil {
-			return // the client went away; the context stops the pull
-		}
-		if flusher != nil {
-			flusher.Flush()
-		}
+		_ = writeSSE(w, string(ev.Type), ev) // a client gone away: the context stops the pull
 	}
 	var last time.Time
 	var lastDone int64 = -1
