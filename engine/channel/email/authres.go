@@ -3,6 +3,7 @@ package email
 import (
 	"errors"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"slices"
 	"strings"
 	"unicode"
@@ -233,7 +234,7 @@ func parseResinfo(seg string) (authResult, error) {
 	if result == "" {
 		return bad("no result")
 	}
-	r := authResult{method: asciiLower(method), result: asciiLower(result), props: map[string]string{}}
+	r := authResult{method: identity.FoldASCII(method), result: identity.FoldASCII(result), props: map[string]string{}}
 	for {
 		s.ws()
 		if s.end() {
@@ -243,7 +244,7 @@ func parseResinfo(seg string) (authResult, error) {
 		if name == "" {
 			return bad("junk where a property belongs")
 		}
-		key := asciiLower(name)
+		key := identity.FoldASCII(name)
 		s.ws()
 		if s.eat('.') {
 			s.ws()
@@ -251,7 +252,7 @@ func parseResinfo(seg string) (authResult, error) {
 			if prop == "" {
 				return bad("no property name after " + name + ".")
 			}
-			key += "." + asciiLower(prop)
+			key += "." + identity.FoldASCII(prop)
 			s.ws()
 		}
 		if !s.eat('=') {
@@ -395,7 +396,7 @@ func (s *arScanner) value() (string, bool) {
 // "mail.example.com") does not count. why says, when ok is false, why not,
 // in one line.
 func checkAuth(trace []TraceField, trusted []string, fromDomain string) (ok bool, why string) {
-	fromDomain = asciiLower(fromDomain) // whatever case the sender id keeps
+	fromDomain = identity.FoldASCII(fromDomain) // whatever case the sender id keeps
 	top := slices.IndexFunc(trace, func(f TraceField) bool { return f.Name == fieldAuthResults })
 	if top < 0 {
 		if len(trusted) == 0 {
@@ -411,7 +412,7 @@ func checkAuth(trace []TraceField, trusted []string, fromDomain string) (ok bool
 		trusted = []string{first.servID}
 	}
 	isTrusted := func(id string) bool {
-		return slices.ContainsFunc(trusted, func(t string) bool { return asciiLower(t) == asciiLower(id) })
+		return slices.ContainsFunc(trusted, func(t string) bool { return identity.FoldASCII(t) == identity.FoldASCII(id) })
 	}
 	if !isTrusted(first.servID) {
 		return false, fmt.Sprintf("not authenticated: the topmost Authentication-Results header is from %s, not from %s", first.servID, strings.Join(trusted, ", "))
@@ -445,12 +446,12 @@ func checkAuth(trace []TraceField, trusted []string, fromDomain string) (ok bool
 			switch r.method {
 			case "dmarc":
 				dmarcs++
-				dom, what = asciiLower(r.props["header.from"]), "header.from"
+				dom, what = identity.FoldASCII(r.props["header.from"]), "header.from"
 				if r.result != "none" && !(r.result == "pass" && dom != "" && dom == fromDomain) {
 					refused = append(refused, verdict(r, what, dom))
 				}
 			case "dkim":
-				dom, what = asciiLower(r.props["header.d"]), "header.d"
+				dom, what = identity.FoldASCII(r.props["header.d"]), "header.d"
 				if (r.result == "fail" || r.result == "policy") && (dom == "" || aligned(dom, fromDomain)) {
 					refused = append(refused, verdict(r, what, dom))
 				}
@@ -478,11 +479,11 @@ func checkAuth(trace []TraceField, trusted []string, fromDomain string) (ok bool
 		}
 		switch r.method {
 		case "dmarc":
-			if dom := asciiLower(r.props["header.from"]); dom != "" && dom == fromDomain {
+			if dom := identity.FoldASCII(r.props["header.from"]); dom != "" && dom == fromDomain {
 				return true, ""
 			}
 		case "dkim":
-			if aligned(asciiLower(r.props["header.d"]), fromDomain) {
+			if aligned(identity.FoldASCII(r.props["header.d"]), fromDomain) {
 				return true, ""
 			}
 		case "spf":
@@ -513,7 +514,7 @@ func verdict(r authResult, what, dom string) string {
 // mailfromDomain is the domain of an smtp.mailfrom value (an address or a
 // bare domain), ASCII lower-cased.
 func mailfromDomain(v string) string {
-	return asciiLower(v[strings.LastIndexByte(v, '@')+1:])
+	return identity.FoldASCII(v[strings.LastIndexByte(v, '@')+1:])
 }
 
 // aligned: d is domain or a parent of it (with a dot: never a TLD).
@@ -523,24 +524,6 @@ func aligned(d, domain string) bool {
 		return false
 	}
 	return d == domain || (strings.Contains(d, ".") && strings.HasSuffix(domain, "."+d))
-}
-
-// asciiLower lower-cases ASCII letters only: strings.ToLower would map
-// e.g. U+212A KELVIN SIGN to "k" and so make a different address equal to
-// an ASCII one.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c >= 'A' && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if b[j] >= 'A' && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }
 
 // foldsToASCII reports whether the non-ASCII rune r becomes an ASCII one

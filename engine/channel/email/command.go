@@ -1,6 +1,7 @@
 package email
 
 import (
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"slices"
 	"strings"
 
@@ -51,7 +52,7 @@ func isCommand(line string) bool {
 	}
 	word, _, _ := strings.Cut(line[1:], " ")
 	word, _, _ = strings.Cut(word, "\t")
-	word = asciiLower(word)
+	word = identity.FoldASCII(word)
 	return slices.ContainsFunc(api.Commands, func(c api.Command) bool { return c.Name == word })
 }
 
@@ -62,7 +63,7 @@ func deviceSignature(text string) bool {
 	if strings.Contains(text, "\n") || len(text) > 80 {
 		return false
 	}
-	t := asciiLower(strings.TrimSpace(text))
+	t := identity.FoldASCII(strings.TrimSpace(text))
 	for _, p := range []string{"sent from my ", "sent from outlook", "get outlook for ", "sent from mail for windows", "sent from yahoo mail", "sent with proton mail", "sent from proton mail"} {
 		if strings.HasPrefix(t, p) {
 			return true

@@ -168,6 +168,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/openclaw-edge/edge/engine/access/identity"
 	"log/slog"
 	"net"
 	"net/mail"
@@ -598,7 +599,7 @@ func parseAddrSpec(s string) (string, error) {
 	if strings.ContainsFunc(a.Address, foldsToASCII) {
 		return "", fmt.Errorf("address %q has a character that case mapping turns into an ASCII letter", s)
 	}
-	return asciiLower(a.Address), nil
+	return identity.FoldASCII(a.Address), nil
 }
 
 // inboundOf is for tests and Ack: the Thread info of an inbound message.
