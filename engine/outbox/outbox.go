@@ -41,9 +41,6 @@ const (
 	bucketOutbox     = "outbox"      // <created>-<id> → Item
 	bucketOutboxSent = "outbox-sent" // idempotency key → sentRecord
 	bucketOutboxDead = "outbox-dead" // <created>-<id> → Item
-	// BucketSent and BucketDead are named for tests outside the package.
-	BucketSent = bucketOutboxSent
-	BucketDead = bucketOutboxDead
 )
 
 // seenTTL is how long a sent message's record is remembered (as long as
