@@ -298,7 +298,8 @@ func (m *Main) buildModels(wr *wiring) error {
 		keepAlive = time.Nanosecond // "0": unload right after each reply
 	}
 	pool := llamacpp.NewPool(llamacpp.Config{
-		Runner:        llamacpp.RunnerOptions{Threads: lr.Threads, ContextLen: lr.ContextSize, BatchSize: lr.BatchSize, Mmap: lr.MMap, FlashAttn: lr.FlashAttention},
+		Runner: llamacpp.RunnerOptions{Threads: lr.Threads, ContextLen: lr.ContextSize, BatchSize: lr.BatchSize, Mmap: lr.MMap, FlashAttn: lr.FlashAttention,
+			KVDir: filepath.Join(m.StateDir, "kvcache"), KVDiskMB: int(lr.DiskCache >> 20)},
 		KeepAlive:     keepAlive,
 		CacheBudgetMB: int(lr.CacheBudget >> 20),
 		Logger:        log,

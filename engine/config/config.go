@@ -225,7 +225,10 @@ type LocalModels struct {
 	MLock         bool   `json:"mlock"`         // refused by this binding
 	KeepAlive     string `json:"keepAlive"`     // Go duration, "0" or "-1"
 	CacheBudgetMB int    `json:"cacheBudgetMB"` // KV-cache memory for kept sessions
-	ModelsDir     string `json:"modelsDir"`     // "" = <state-dir>/models
+	// DiskCacheMB is the disk kept for the sessions' KV caches across
+	// runner restarts (<state dir>/kvcache); 0 keeps none.
+	DiskCacheMB int    `json:"diskCacheMB"`
+	ModelsDir   string `json:"modelsDir"` // "" = <state-dir>/models
 	// FlashAttention is llama.cpp's flash attention: "off" (default),
 	// "on", or "auto" (on where the model supports it).
 	FlashAttention string `json:"flashAttention"`

@@ -66,6 +66,7 @@ func TestDefaults(t *testing.T) {
 		{"models.local.mlock", c.Models.Local.MLock, false},
 		{"models.local.keepAlive", c.Models.Local.KeepAlive, "10m"},
 		{"models.local.cacheBudgetMB", c.Models.Local.CacheBudgetMB, 512},
+		{"models.local.diskCacheMB", c.Models.Local.DiskCacheMB, 1024},
 		{"models.local.modelsDir", c.Models.Local.ModelsDir, ""},
 	}
 	for _, tc := range checks {
@@ -415,7 +416,7 @@ func TestBadConfigs(t *testing.T) {
 		{"localCacheBudget", "{ models: { local: { cacheBudgetMB: -5 } } }",
 			`bad.json5:1: models.local.cacheBudgetMB: must not be negative, got -5`},
 		{"localUnknownKey", "{ models: { local: { numCtx: 8192 } } }",
-			`bad.json5:1: models.local.numCtx: unknown key (known keys: batchSize, cacheBudgetMB, contextSize, flashAttention, keepAlive, mlock, mmap, modelsDir, threads)`},
+			`bad.json5:1: models.local.numCtx: unknown key (known keys: batchSize, cacheBudgetMB, contextSize, diskCacheMB, flashAttention, keepAlive, mlock, mmap, modelsDir, threads)`},
 		{"authProfileNoProvider", "{ auth: { profiles: { p: { apiKey: 'k' } } } }",
 			`bad.json5:1: auth.profiles.p.provider: required: the id of a provider in models.providers`},
 		{"authProfileUnknownProvider", "{\n  auth: { profiles: {\n    'openai:work': { provider: 'openai', apiKey: 'k' },\n  } },\n}",

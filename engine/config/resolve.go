@@ -235,6 +235,9 @@ type LocalRunner struct {
 	// CacheBudget is the memory, in bytes, for the KV caches of sessions
 	// that are not running; 0 keeps none.
 	CacheBudget int64
+	// DiskCache is the disk, in bytes, for the sessions' KV caches kept
+	// across runner restarts; 0 keeps none.
+	DiskCache int64
 	// ModelsDir is absolute, ~ expanded; "" means <state dir>/models, which
 	// the gateway knows.
 	ModelsDir string
@@ -253,6 +256,7 @@ func (c *Config) LocalRunner() LocalRunner {
 		MMap:           l.MMap == nil || *l.MMap,
 		MLock:          l.MLock,
 		CacheBudget:    int64(l.CacheBudgetMB) << 20,
+		DiskCache:      int64(l.DiskCacheMB) << 20,
 		FlashAttention: cmp.Or(l.FlashAttention, "off"),
 	}
 	if r.Threads <= 0 {

@@ -114,6 +114,9 @@ type ModelInfo struct {
 	NVocab     int    `json:"nVocab"`
 	Threads    int    `json:"threads"`
 	LoadMS     int64  `json:"loadMs"`
+	// RestoredSlots is how many sessions' KV caches were read back from
+	// the runner's --kv-dir at load.
+	RestoredSlots int `json:"restoredSlots,omitempty"`
 	// Variant is the CPU variant the runner was built for (Variants);
 	// "" from a build that does not say (go build by hand).
 	Variant string `json:"variant,omitempty"`

@@ -32,6 +32,10 @@ type RunnerOptions struct {
 	Mmap       bool // memory-map the model file
 	// FlashAttn is llama.cpp's flash attention: "off" (""), "on", "auto".
 	FlashAttn string
+	// KVDir, when set, keeps the sessions' KV cache across runner
+	// restarts, within KVDiskMB of disk (runner/kvstate.go).
+	KVDir    string
+	KVDiskMB int
 }
 
 // args is the runner's command line (after argv[0]).
@@ -44,6 +48,8 @@ func (o RunnerOptions) args(path string) []string {
 		"--slots", strconv.Itoa(max(o.Slots, 1)),
 		"--mmap=" + strconv.FormatBool(o.Mmap),
 		"--flash-attn=" + cmp.Or(o.FlashAttn, "off"),
+		"--kv-dir", o.KVDir,
+		"--kv-disk-mb", strconv.Itoa(o.KVDiskMB),
 	}
 }
 
@@ -426,17 +432,22 @@ func (p *process) armIdle() {
 	})
 }
 
-// stopRunner closes the runner's stdin (it exits cleanly) and kills it if
-// it has not gone within 5 seconds.
+// stopRunner closes the runner's stdin (it exits cleanly, saving its KV
+// states first) and kills it if it has not gone within stopWait.
 func stopRunner(r *running) {
 	_ = r.stdin.Close() // the process may already be gone
 	select {
 	case <-r.exited:
-	case <-time.After(5 * time.Second):
+	case <-time.After(stopWait):
 		_ = r.cmd.Process.Kill()
 		<-r.exited
 	}
 }
+
+// stopWait is how long a runner may take to leave: long enough to write
+// a few hundred MB of KV state to an SD card; each file is written whole
+// or not at all, so a kill loses only what was not yet written.
+const stopWait = 20 * time.Second
 
 // stop unloads the model now.
 func (p *process) stop() {

@@ -1,5 +1,7 @@
 package runner
 
+import "sort"
+
 // prefixCache decides which KV-cache slot (llama.cpp sequence) serves a
 // prompt and how much of it is already decoded there.
 //
@@ -80,6 +82,22 @@ func (c *prefixCache) plan(session string, prompt []int) (dst, keep, src int) {
 func (c *prefixCache) commit(dst int, session string, tokens []int) {
 	c.clock++
 	c.slots[dst] = slot{session: session, tokens: tokens, used: c.clock}
+}
+
+// restore records a slot read back from disk (kvstate.go), older than
+// any used since.
+func (c *prefixCache) restore(dst int, session string, tokens []int) {
+	c.slots[dst] = slot{session: session, tokens: tokens}
+}
+
+// byRecency lists the slots, most recently used first.
+func (c *prefixCache) byRecency() []int {
+	idx := make([]int, len(c.slots))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return c.slots[idx[a]].used > c.slots[idx[b]].used })
+	return idx
 }
 
 // clear forgets slot dst (its KV cache was wiped).

@@ -70,6 +70,8 @@ type llamaEngine struct {
 	havePiece []bool
 	// embeddings is llama.cpp's embeddings switch (setEmbeddings).
 	embeddings bool
+	// kvModel is the model file's sha256 once known (kvstate_llama.go).
+	kvModel string
 }
 
 func loadLlama(o Options) (Engine, error) {
@@ -113,6 +115,13 @@ func loadLlama(o Options) (Engine, error) {
 		Threads: o.Threads, LoadMS: time.Since(start).Milliseconds(),
 		Variant: Build.Variant, CPUFeatures: cpuFeatures(),
 	}
+	if e.opts.Log == nil {
+		e.opts.Log = os.Stderr
+	}
+	if n := e.restoreKV(); n > 0 {
+		e.info.RestoredSlots = n
+	}
+	e.info.LoadMS = time.Since(start).Milliseconds()
 	return e, nil
 }
 

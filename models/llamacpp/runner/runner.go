@@ -15,9 +15,8 @@
 // new tokens. A new session may start from another slot's KV (the shared
 // system prompt) by copying it. Slots are evicted least recently used; how
 // many there are is the gateway's decision (its cache memory budget). The
-// binding (ollama/llama v0.17.4) has no state save/restore, so evicted or
-// unloaded sessions pay their prompt again — said in the package doc of
-// models/llamacpp too.
+// cache is kept across restarts (kvstate.go): a runner that exits cleanly
+// saves its slots' KV states, and the next one loads them back.
 //
 // The llama.cpp engine is in engine_llama.go, left out by the nollamacpp
 // build tag; everything else is pure Go and tested with a fake engine.
@@ -64,6 +63,12 @@ type Options struct {
 	Slots      int
 	Mmap       bool
 	FlashAttn  string // "auto", "on", "off"
+	// KVDir keeps the slots' KV states across restarts (kvstate.go)
+	// within KVDiskMB; "" or 0: off.
+	KVDir    string
+	KVDiskMB int
+	// Log receives what the runner notes on the way (stderr).
+	Log io.Writer
 }
 
 // load is set by engine_llama.go; nil in a build without llama.cpp.
@@ -101,6 +106,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.Slots, "slots", 1, "sessions whose KV cache is kept")
 	fs.BoolVar(&o.Mmap, "mmap", true, "memory-map the model file")
 	fs.StringVar(&o.FlashAttn, "flash-attn", "off", "flash attention: off, on or auto")
+	fs.StringVar(&o.KVDir, "kv-dir", "", "keep the sessions' KV cache in this directory across restarts")
+	fs.IntVar(&o.KVDiskMB, "kv-disk-mb", 1024, "disk space for --kv-dir, in MiB")
 	version := fs.Bool("version", false, "print the version, CPU variant and llama.cpp's CPU features, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -147,6 +154,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// llama.cpp logs through slog's default level: keep only warnings, so
 	// the last stderr line (quoted when the runner dies) says something.
 	slog.SetLogLoggerLevel(slog.LevelWarn)
+	o.Log = stderr
 	e, err := load(o)
 	if err != nil {
 		writeLine(stdout, llamacpp.Reply{Type: llamacpp.ReplyError, Error: err.Error()})
@@ -154,7 +162,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer e.Close()
-	if err := Serve(e, stdin, stdout); err != nil {
+	err = Serve(e, stdin, stdout)
+	// Stdin ended: the gateway unloads us (idle, stop, restart). Keep the
+	// sessions' KV cache for the next start, however Serve ended.
+	if s, ok := e.(interface{ SaveKV() }); ok {
+		s.SaveKV()
+	}
+	if err != nil {
 		fmt.Fprintln(stderr, "openclaw-runner:", err)
 		return 1
 	}
