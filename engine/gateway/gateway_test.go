@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/session"
 )
@@ -45,7 +46,7 @@ func TestSendPersistsTurn(t *testing.T) {
 	// The user message carries the trusted metadata block; the system prompt
 	// does not carry per-message data.
 	req := h.Model.Requests()[0]
-	if !strings.Contains(req.Messages[0].Text(), "openclaw.inbound_meta.v2") || !strings.HasSuffix(req.Messages[0].Text(), "hello") {
+	if !strings.HasPrefix(req.Messages[0].Text(), prompt.TrustedHeader) || !strings.HasSuffix(req.Messages[0].Text(), "hello") {
 		t.Errorf("user message = %q", req.Messages[0].Text())
 	}
 	if req.CacheBoundary <= 0 || req.CacheBoundary > len(req.System) {

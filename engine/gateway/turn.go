@@ -174,6 +174,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 
 	trusted := o.Trusted
 	trusted.Timestamp, trusted.Context = o.In.Timestamp.In(ag.Location), tc
+	trusted.SenderShown = prompt.SenderShown(prior, o.In)
 	user := engine.UserText(prompt.UserMessage(o.In, trusted))
 	meta := o.Meta
 	meta.Workspace = ag.Workspace

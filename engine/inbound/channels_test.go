@@ -198,7 +198,7 @@ func TestChannelPairing(t *testing.T) {
 	if len(reqs[0].Tools) != 0 {
 		t.Fatalf("a non-owner's turn offered %d tools", len(reqs[0].Tools))
 	}
-	if !strings.Contains(text, `"sender_is_owner": false`) {
+	if !strings.Contains(text, `"sender_is_owner":false`) {
 		t.Fatalf("no sender_is_owner in the trusted block:\n%s", text)
 	}
 	if _, ok, _ := h.g.Sessions().Get("main", "agent:main:whatsapp:direct:+15550001111"); !ok {

@@ -233,8 +233,11 @@ func identity(p Params) string {
 	return "You are a personal assistant running inside OpenClaw."
 }
 
-// RuntimeLine is "Runtime: agent=… | session=… | host=… | os=… (…) |
-// channel=… | model=… | thinking=…", leaving out what is unknown.
+// RuntimeLine is "Runtime: host=… | os=… (…) | model=… | thinking=… |
+// agent=… | session=…", leaving out what is unknown. The session comes
+// last: a new session's first message shares everything before it with
+// the other sessions' (the prefix cache copies that much), and the
+// channel is the trusted metadata's own field.
 func RuntimeLine(p Params) string {
 	var parts []string
 	add := func(k, v string) {
@@ -242,8 +245,6 @@ func RuntimeLine(p Params) string {
 			parts = append(parts, k+"="+v)
 		}
 	}
-	add("agent", p.AgentID)
-	add("session", string(p.SessionKey))
 	add("host", p.Host)
 	if p.OS != "" {
 		v := p.OS
@@ -252,9 +253,10 @@ func RuntimeLine(p Params) string {
 		}
 		add("os", v)
 	}
-	add("channel", p.Channel)
 	add("model", p.Model)
 	add("thinking", p.Thinking)
+	add("agent", p.AgentID)
+	add("session", string(p.SessionKey))
 	return "Runtime: " + strings.Join(parts, " | ")
 }
 

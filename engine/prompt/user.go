@@ -9,8 +9,10 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 )
 
-// InboundMetaSchema names the trusted metadata format.
-const InboundMetaSchema = "openclaw.inbound_meta.v2"
+// InboundMetaSchema names the trusted metadata format. It is not written
+// into each message (12 tokens a message, re-sent every turn): the header
+// line says what the block is.
+const InboundMetaSchema = "openclaw.inbound_meta.v3"
 
 // Headers of the blocks UserMessage writes. The system prompt refers to the
 // trusted one by name.
@@ -54,6 +56,10 @@ type Trusted struct {
 	// History is what was said in a group since the assistant last
 	// answered there (unmentioned messages), oldest first: untrusted.
 	History []HistoryLine
+	// SenderShown says the session's previous user message already named
+	// this sender (NewTurnContext): a DM's sender block is written once,
+	// not with every message.
+	SenderShown bool
 	// Context is the turn's volatile context (runtime line, changed daily
 	// notes): written after the trusted block, so it follows the history
 	// and the rendered prefix of earlier turns never changes.
@@ -68,19 +74,20 @@ type HistoryLine struct {
 }
 
 type inboundMeta struct {
-	Schema        string `json:"schema"`
+	// The order is the prefix cache's: what a session's messages share
+	// first, what changes with every message last (docs/design.md §5).
 	Channel       string `json:"channel"`
-	Provider      string `json:"provider"`
-	ChatType      string `json:"chat_type"`
+	Provider      string `json:"provider,omitempty"`  // only when not the channel
+	ChatType      string `json:"chat_type,omitempty"` // only when not "direct"
 	AccountID     string `json:"account_id,omitempty"`
-	MessageID     string `json:"message_id,omitempty"`
-	ReplyToID     string `json:"reply_to_id,omitempty"`
-	Timestamp     string `json:"timestamp,omitempty"`
-	Runtime       string `json:"runtime,omitempty"`
 	WasMentioned  *bool  `json:"was_mentioned,omitempty"`
 	SenderIsOwner *bool  `json:"sender_is_owner,omitempty"`
 	// SenderTrust is "untrusted" for a non-owner in the owner's session.
 	SenderTrust string       `json:"sender_trust,omitempty"`
+	Runtime     string       `json:"runtime,omitempty"`
+	ReplyToID   string       `json:"reply_to_id,omitempty"`
+	MessageID   string       `json:"message_id,omitempty"`
+	Timestamp   string       `json:"timestamp,omitempty"`
 	Attachments []attachment `json:"attachments,omitempty"`
 }
 
@@ -134,14 +141,28 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 	}
 	group := t.ChatType != engine.ChatDirect
 
+	// Only what the model needs to read the message, in one line: the
+	// message stays in the history and is re-sent with every later turn
+	// (issue 24 measured 690 bytes a turn). Defaults are left out: a
+	// direct chat, the default account, the provider that is the channel,
+	// the CLI's own message ids (no tool can address them).
 	meta := inboundMeta{
-		Schema:    InboundMetaSchema,
 		Channel:   t.Channel,
-		Provider:  t.Provider,
-		ChatType:  string(t.ChatType),
 		AccountID: t.AccountID,
 		MessageID: t.MessageID,
 		ReplyToID: in.ReplyTo,
+	}
+	if t.Provider != t.Channel {
+		meta.Provider = t.Provider
+	}
+	if t.ChatType != engine.ChatDirect {
+		meta.ChatType = string(t.ChatType)
+	}
+	if meta.AccountID == "default" {
+		meta.AccountID = ""
+	}
+	if t.Channel == "cli" {
+		meta.MessageID = ""
 	}
 	if !t.Timestamp.IsZero() {
 		meta.Timestamp = t.Timestamp.Format(time.RFC3339)
@@ -170,7 +191,7 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 				block(&b, ConversationHeader, "json", jsonText(c))
 			}
 		}
-		if s := (senderInfo{ID: in.SenderID, Name: defuse(oneLine(in.SenderName))}); s != (senderInfo{}) {
+		if s := (senderInfo{ID: in.SenderID, Name: defuse(oneLine(in.SenderName))}); s != (senderInfo{}) && !t.SenderShown {
 			block(&b, SenderHeader, "json", jsonText(s))
 		}
 	}
@@ -207,12 +228,11 @@ func block(b *strings.Builder, header, info, body string) {
 	b.WriteString(header + "\n```" + info + "\n" + body + "\n```\n\n")
 }
 
-// jsonText renders v as indented JSON with no ``` in it.
+// jsonText renders v as one line of JSON with no ``` in it.
 func jsonText(v any) string {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		// Only strings and bools are encoded: this cannot fail.
 		panic("prompt: encode metadata: " + err.Error())
@@ -326,6 +346,28 @@ func NewTurnContext(history []engine.Message, runtime string, notes []MemoryNote
 		}
 	}
 	return tc
+}
+
+// SenderShown reports whether the last user message of history (the model
+// context before the new message) already names in's sender, so the new
+// message need not (Trusted.SenderShown). A message of a sender who is not
+// the owner in the owner's session always names them.
+func SenderShown(history []engine.Message, in engine.Inbound) bool {
+	want := SenderHeader + "\n```json\n" + jsonText(senderInfo{ID: in.SenderID, Name: defuse(oneLine(in.SenderName))}) + "\n```\n"
+	for i := len(history) - 1; i >= 0; i-- {
+		m := &history[i]
+		if m.Role != engine.RoleUser {
+			continue
+		}
+		text := m.Text()
+		if !strings.HasPrefix(text, TrustedHeader+"\n") {
+			continue // a summary, a note: look further back
+		}
+		// Only the metadata part: the sender's own text could copy a block.
+		meta := text[:len(text)-len(StripInbound(text))]
+		return strings.Contains(meta, want)
+	}
+	return false
 }
 
 func memoryHeader(n MemoryNote) string {

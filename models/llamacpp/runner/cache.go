@@ -84,6 +84,16 @@ func (c *prefixCache) commit(dst int, session string, tokens []int) {
 	c.slots[dst] = slot{session: session, tokens: tokens, used: c.clock}
 }
 
+// own is session's slot, or -1.
+func (c *prefixCache) own(session string) int {
+	for i, s := range c.slots {
+		if s.session == session && session != "" {
+			return i
+		}
+	}
+	return -1
+}
+
 // restore records a slot read back from disk (kvstate.go), older than
 // any used since.
 func (c *prefixCache) restore(dst int, session string, tokens []int) {

@@ -145,3 +145,35 @@ func TestLlamaKVStateDamaged(t *testing.T) {
 		})
 	}
 }
+
+// TestLlamaFollowUpKeepsGeneratedTokens: the next turn's prompt repeats
+// the reply as text, which tokenizes differently from the tokens the model
+// produced (always, with random weights); the runner keeps the produced
+// ones and evaluates only the new message.
+func TestLlamaFollowUpKeepsGeneratedTokens(t *testing.T) {
+	e, err := loadLlama(Options{Model: sharedModel(t, "llama-2-tiny-random-chatml-tools.gguf"), Threads: 1, ContextLen: 2048, BatchSize: 256, Slots: 2, Mmap: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	p := "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nPlease tell me a short story about a red ball.<|im_end|>\n<|im_start|>assistant\n"
+	const next = "<|im_end|>\n<|im_start|>user\nAnd then?<|im_end|>\n<|im_start|>assistant\n"
+	newToks, err := e.Tokenize(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for turn := range 3 {
+		out, _, u := complete(t, e, "a", p, 40)
+		if turn > 0 && u.Processed > len(newToks)+2 {
+			t.Fatalf("turn %d evaluated %d tokens of %d; the new message has %d", turn, u.Processed, u.Prompt, len(newToks))
+		}
+		p += out + next
+	}
+	// A reply the caller changed (trimmed) is evaluated again from the
+	// change, and the turn still works.
+	out, _, _ := complete(t, e, "a", p, 40)
+	p += strings.TrimSpace(out[:len(out)/2]) + next
+	if _, _, u := complete(t, e, "a", p, 8); u.Generated == 0 || u.Cached == 0 {
+		t.Fatalf("after an edited reply: %+v", u)
+	}
+}
