@@ -84,6 +84,12 @@ func (u *Usage) Add(o Usage) {
 	u.TotalTokens += o.TotalTokens
 }
 
+// ContinuePrompt is the user message the agent loop sends to ask a model to
+// continue a reply cut at its output-token limit. A provider that can
+// continue the cut message itself (a local model, from the open assistant
+// turn) may render the request that way instead.
+const ContinuePrompt = "[continue] Your previous reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything."
+
 // StopReason says why a model stopped producing output.
 type StopReason string
 

@@ -132,8 +132,8 @@ type Result struct {
 var ErrTurnLimit = errors.New("turn limit reached")
 
 // ContinuePrompt is the user message that asks a model to continue a reply
-// cut at its output-token limit.
-const ContinuePrompt = "[continue] Your previous reply was cut off at the output limit. Continue exactly where it stopped, without repeating anything."
+// cut at its output-token limit (engine.ContinuePrompt).
+const ContinuePrompt = engine.ContinuePrompt
 
 // Loop runs one turn. On a model error it returns the error (a
 // *engine.ModelError for classified failures) together with the messages

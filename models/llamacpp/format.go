@@ -68,8 +68,11 @@ func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, 
 		AddGenerationPrompt: true,
 		Now:                 time.Now(),
 	}
-	applyThinking(&in, req.Thinking, f.tmpl.ThinkingSwitch())
-	prompt, err := f.tmpl.Render(in)
+	prompt, ok, err := f.renderContinued(in, req.Thinking)
+	if !ok && err == nil {
+		applyThinking(&in, req.Thinking, f.tmpl.ThinkingSwitch())
+		prompt, err = f.tmpl.Render(in)
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -78,6 +81,82 @@ func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, 
 		p.state = thinkInside // the template opened the block for the model
 	}
 	return prompt, p, nil
+}
+
+// renderContinued renders a request whose reply was cut at the output
+// limit and is being continued (the agent loop's [continue] rounds) as the
+// later context will show it: the parts of the reply joined into one
+// assistant message — here left open at the end, so the model goes on
+// writing it. Asked with a [continue] user message instead, the model
+// would see a conversation the next turn does not show (the transcript
+// joins the parts), and the runner would evaluate every part after the
+// first again on that turn: up to 3,000 tokens, over a minute on a Pi.
+// ok is false when the request has no [continue] rounds, or when the
+// template does not render the reply verbatim (then it is asked the
+// ordinary way).
+func (f *templateFormat) renderContinued(in chattemplate.Input, thinking engine.ThinkingLevel) (string, bool, error) {
+	msgs, open := joinContinued(in.Messages)
+	if msgs == nil {
+		return "", false, nil
+	}
+	in.Messages = msgs
+	in.AddGenerationPrompt = !open
+	applyThinking(&in, thinking, f.tmpl.ThinkingSwitch())
+	prompt, err := f.tmpl.Render(in)
+	if err != nil || !open {
+		return prompt, err == nil, err
+	}
+	final := in.Messages[len(in.Messages)-1]
+	var text strings.Builder
+	for _, b := range final.Content {
+		if b.Type == engine.BlockText {
+			text.WriteString(b.Text)
+		}
+	}
+	t := text.String()
+	i := strings.LastIndex(prompt, t)
+	if t == "" || i < 0 {
+		return "", false, nil
+	}
+	return prompt[:i+len(t)], true, nil
+}
+
+// joinContinued joins each assistant message followed by a [continue]
+// user message and the next assistant message into one; open says the
+// messages ended with a [continue] (the last assistant message is being
+// continued). nil when there is nothing to join.
+func joinContinued(msgs []engine.Message) (out []engine.Message, open bool) {
+	isContinue := func(m *engine.Message) bool {
+		return m.Role == engine.RoleUser && m.Text() == engine.ContinuePrompt
+	}
+	found := false
+	for i := range msgs {
+		if isContinue(&msgs[i]) && i > 0 && msgs[i-1].Role == engine.RoleAssistant && len(msgs[i-1].ToolCalls()) == 0 {
+			found = true
+			break
+		}
+	}
+	if !found {
+		return nil, false
+	}
+	out = make([]engine.Message, 0, len(msgs))
+	joinNext := false
+	for i := range msgs {
+		m := msgs[i]
+		switch {
+		case isContinue(&m) && len(out) > 0 && out[len(out)-1].Role == engine.RoleAssistant && len(out[len(out)-1].ToolCalls()) == 0:
+			joinNext, open = true, i == len(msgs)-1
+		case joinNext && m.Role == engine.RoleAssistant:
+			prev := &out[len(out)-1]
+			prev.Content = append(append([]engine.Block(nil), prev.Content...), m.Content...)
+			prev.StopReason = m.StopReason
+			joinNext = false
+		default:
+			joinNext = false
+			out = append(out, m)
+		}
+	}
+	return out, open
 }
 
 // applyThinking passes a /think level to the template by the mechanism it

@@ -216,3 +216,43 @@ func TestWithoutThinking(t *testing.T) {
 		t.Error("a history without thinking blocks was copied")
 	}
 }
+
+// TestContinuedReplyRendersAsTheNextTurnShowsIt: a reply cut at the
+// output limit is continued from the open assistant turn, its parts
+// joined — the text the next turn's context renders (the transcript joins
+// the parts) — so the runner's cache holds what the next turn sends.
+func TestContinuedReplyRendersAsTheNextTurnShowsIt(t *testing.T) {
+	f, err := newFormat("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := engine.UserText("Tell me a long story.")
+	part := func(s string) engine.Message {
+		return engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock(s)}, StopReason: engine.StopLength}
+	}
+	cont := engine.UserText(engine.ContinuePrompt)
+	render := func(msgs ...engine.Message) string {
+		p, _, err := f.render(&engine.ChatRequest{System: "sys", Messages: msgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	head := "<|im_start|>system\nsys<|im_end|>\n<|im_start|>user\nTell me a long story.<|im_end|>\n<|im_start|>assistant\n"
+	if got := render(user, part("Once upon"), cont); got != head+"Once upon" {
+		t.Errorf("first continuation:\n%q\nwant\n%q", got, head+"Once upon")
+	}
+	if got := render(user, part("Once upon"), cont, part(" a time"), cont); got != head+"Once upon a time" {
+		t.Errorf("second continuation:\n%q", got)
+	}
+	next := engine.UserText("And then?")
+	whole := engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.TextBlock("Once upon"), engine.TextBlock(" a time.")}}
+	if got, want := render(user, part("Once upon"), cont, part(" a time."), next), render(user, whole, next); got != want {
+		t.Errorf("joined in a request:\n%q\nthe next turn's context:\n%q", got, want)
+	}
+	// A [continue] that follows a tool call is the user's words.
+	call := engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{{Type: engine.BlockToolCall, ID: "c1", Name: "x", Arguments: []byte(`{}`)}}}
+	if got := render(user, call, cont); !strings.HasSuffix(got, "<|im_start|>assistant\n") || !strings.Contains(got, "[continue]") {
+		t.Errorf("after a tool call: %q", got)
+	}
+}
