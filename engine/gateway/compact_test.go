@@ -338,8 +338,16 @@ func TestPrewarmAfterCompact(t *testing.T) {
 			if next.System != warm.System || !reflect.DeepEqual(next.Tools, warm.Tools) || next.SessionID != warm.SessionID {
 				t.Fatal("the next turn's system prompt, tools or cache slot differ from the prewarmed ones")
 			}
-			if len(next.Messages) != len(warm.Messages)+1 || !reflect.DeepEqual(next.Messages[:len(warm.Messages)], warm.Messages) {
+			// The prewarm ends with the beginning of the next message (up
+			// to its time); the next turn sends the same messages before
+			// it, and a message that begins with it.
+			k := len(warm.Messages) - 1
+			if len(next.Messages) != len(warm.Messages) || !reflect.DeepEqual(next.Messages[:k], warm.Messages[:k]) {
 				t.Fatalf("the next turn's messages do not extend the prewarmed ones: %d vs %d", len(next.Messages), len(warm.Messages))
+			}
+			begin, got := warm.Messages[k].Text(), next.Messages[k].Text()
+			if !strings.HasSuffix(begin, `"timestamp":"`) || !strings.HasPrefix(got, begin) || !strings.HasSuffix(got, "d") {
+				t.Fatalf("the next message\n%q\ndoes not begin with the prewarmed\n%q", got, begin)
 			}
 			// Nothing was written: the transcript holds the turns and the
 			// compaction only.

@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine"
-	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/prompt"
 	"github.com/openclaw-edge/edge/engine/session"
 )
 

@@ -15,7 +15,12 @@ import (
 // on /compact — the gateway sends that prefix to the local model in the
 // background, with a one-token reply it throws away: the runner keeps the
 // prefix in the session's KV slot, and the next message pays for itself
-// only.
+// only. The prefix ends with the beginning of the next message as far as
+// it can be known — the same sender on the same channel: the trusted
+// block up to its per-message fields (message id, time), with the runtime
+// line a compaction makes the next message show again, 60 tokens of a
+// small vocabulary. A message that differs (another channel) shares less
+// of it; the runner's cache matches tokens exactly, so never wrongly.
 //
 //   - It holds the session's lane like a turn: a message that arrives
 //     first waits for it (it would evaluate the same prefix anyway) and
@@ -34,6 +39,9 @@ type warmShape struct {
 	info     ModelInfo
 	plan     *turnPlan
 	thinking engine.ThinkingLevel
+	// next renders the known beginning of the session's next user
+	// message after the given context; nil when unknown.
+	next func(ctx []engine.Message) string
 }
 
 // maxShapes bounds the shapes remembered for /compact (one a session of a
@@ -106,6 +114,11 @@ func (g *Gateway) prewarm(key engine.SessionKey, w warmShape) {
 		model, info, _, err := g.cfg.Models.Resolve([]string{w.info.Ref}, nil)
 		if err != nil || !info.Local {
 			return
+		}
+		if w.next != nil {
+			if p := w.next(msgs); p != "" {
+				msgs = append(msgs, engine.UserText(p))
+			}
 		}
 		req := w.plan.request(info, msgs)
 		req.MaxTokens, req.Thinking, req.SessionID = 1, w.thinking, e.SessionID

@@ -220,7 +220,19 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		return nil, g.failTurn(ag, key, o, res, err)
 	}
 	comp := g.compactor(ag, key, model, info, plan)
-	shape := warmShape{ag: ag, info: info, plan: plan, thinking: thinking}
+	runtime := ""
+	if modelErr == nil {
+		runtime = g.runtimeLine(base, info, thinking)
+	}
+	shape := warmShape{ag: ag, info: info, plan: plan, thinking: thinking,
+		next: func(ctx []engine.Message) string {
+			// What the next message from the same sender begins with, as
+			// it will be rendered after ctx.
+			t := trusted
+			t.Context = prompt.NewTurnContext(ctx, runtime, nil)
+			t.SenderShown = prompt.SenderShown(ctx, o.In)
+			return prompt.NextMessagePrefix(o.In, t)
+		}}
 	g.rememberShape(key, shape)
 	history := t.History
 	// The silent memory flush, then compaction, when the context is

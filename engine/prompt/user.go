@@ -223,6 +223,30 @@ func UserMessage(in engine.Inbound, t Trusted) string {
 	return b.String()
 }
 
+// NextMessagePrefix is the beginning the next message like in (same
+// channel, chat, sender and trust) will have when rendered with t: the
+// trusted block up to its first per-message field. "" when that cannot be
+// known. A prefix cache can evaluate it before the message arrives.
+func NextMessagePrefix(in engine.Inbound, t Trusted) string {
+	in.Text, in.Quoted, in.Media = "", "", nil
+	// A reply's id comes before the message id: the next message is
+	// taken for no reply (one that is shares a few tokens less).
+	in.ReplyTo, in.MessageID = "", "\x00" // a marker, cut below
+	t.MessageID, t.History = "\x00", nil
+	t.Timestamp = time.Unix(0, 0)
+	s := UserMessage(in, t)
+	cut := len(s)
+	for _, f := range []string{`"message_id":"`, `"timestamp":"`} {
+		if i := strings.Index(s, f); i >= 0 && i+len(f) < cut {
+			cut = i + len(f)
+		}
+	}
+	if cut == len(s) {
+		return ""
+	}
+	return s[:cut]
+}
+
 // block writes a header line and a fenced block followed by a blank line.
 func block(b *strings.Builder, header, info, body string) {
 	b.WriteString(header + "\n```" + info + "\n" + body + "\n```\n\n")

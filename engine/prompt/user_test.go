@@ -119,3 +119,33 @@ func TestSenderShown(t *testing.T) {
 		}
 	}
 }
+
+// TestNextMessagePrefix: the next message of the same sender begins with
+// the predicted prefix, whatever its id, time, text or quote (a reply
+// shares less: its reply_to_id comes first).
+func TestNextMessagePrefix(t *testing.T) {
+	own := true
+	ts := time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
+	rt := TurnContext{Runtime: "Runtime: host=box | model=local/qwen3-1.7b | agent=main | session=agent:main:main"}
+	for _, tc := range []struct {
+		name string
+		in   engine.Inbound
+		t    Trusted
+	}{
+		{"cli", engine.Inbound{Channel: "cli", ChatType: engine.ChatDirect}, Trusted{Channel: "cli", Context: rt}},
+		{"whatsapp dm", engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatDirect, SenderID: "+1555", SenderName: "Ann"}, Trusted{Channel: "whatsapp", SenderIsOwner: &own, Context: rt}},
+		{"group", engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatGroup, ChatID: "g1", SenderID: "+1555"}, Trusted{Channel: "whatsapp", ChatType: engine.ChatGroup, WasMentioned: true}},
+	} {
+		p := NextMessagePrefix(tc.in, tc.t)
+		if p == "" || !strings.HasPrefix(p, TrustedHeader) {
+			t.Fatalf("%s: prefix %q", tc.name, p)
+		}
+		next := tc.in
+		next.Text, next.MessageID, next.Quoted = "what now?", "3EB0FF", "earlier"
+		nt := tc.t
+		nt.Timestamp = ts
+		if got := UserMessage(next, nt); !strings.HasPrefix(got, p) {
+			t.Errorf("%s: the next message\n%q\ndoes not begin with\n%q", tc.name, got, p)
+		}
+	}
+}
