@@ -2,6 +2,7 @@ package llamacpp
 
 import (
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -36,6 +37,9 @@ const fallbackTemplate = `{%- for message in messages %}{{ '<|im_start|>' + mess
 type templateFormat struct {
 	tmpl   *chattemplate.Template
 	family toolcall.Family
+	// offBlock is what the template writes after the assistant header
+	// when thinking is off; see keepOffBlocks.
+	offBlock func() (header, block string)
 }
 
 func newFormat(source string) (format, error) {
@@ -46,7 +50,60 @@ func newFormat(source string) (format, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &templateFormat{tmpl: t, family: t.Family()}, nil
+	f := &templateFormat{tmpl: t, family: t.Family()}
+	f.offBlock = sync.OnceValues(f.probeOffBlock)
+	return f, nil
+}
+
+// probeOffBlock finds the assistant header and the empty thinking block
+// the template's generation prompt adds with thinking off (Qwen3:
+// "<|im_start|>assistant\n" and "<think>\n\n</think>\n\n"); "" when it
+// has none.
+func (f *templateFormat) probeOffBlock() (header, block string) {
+	if f.tmpl.ThinkingSwitch() != chattemplate.ThinkingEnableVar {
+		return "", ""
+	}
+	on, off := true, false
+	msgs := []engine.Message{engine.UserText("x")}
+	base, err1 := f.tmpl.Render(chattemplate.Input{Messages: msgs})
+	withOn, err2 := f.tmpl.Render(chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, EnableThinking: &on})
+	withOff, err3 := f.tmpl.Render(chattemplate.Input{Messages: msgs, AddGenerationPrompt: true, EnableThinking: &off})
+	if err1 != nil || err2 != nil || err3 != nil || !strings.HasPrefix(withOn, base) || !strings.HasPrefix(withOff, withOn) {
+		return "", ""
+	}
+	header, block = withOn[len(base):], withOff[len(withOn):]
+	if header == "" || !strings.HasPrefix(block, "<think>") {
+		return "", ""
+	}
+	return header, block
+}
+
+// keepOffBlocks writes the empty thinking block back after every
+// assistant header that lacks one. With thinking off, Qwen3's template
+// opens the reply with an empty block, and the model writes its reply after
+// it; but it renders earlier replies without it, so on the next turn the
+// prompt differs from what the runner's cache holds right at the start of
+// the last reply, and the whole reply (and everything after it) is
+// evaluated again on every turn. With the block kept, the history is what
+// the model saw and wrote.
+func (f *templateFormat) keepOffBlocks(prompt string) string {
+	header, block := f.offBlock()
+	if header == "" {
+		return prompt
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(prompt, header)
+		if i < 0 {
+			b.WriteString(prompt)
+			return b.String()
+		}
+		b.WriteString(prompt[:i+len(header)])
+		prompt = prompt[i+len(header):]
+		if !strings.HasPrefix(prompt, "<think>") {
+			b.WriteString(block)
+		}
+	}
 }
 
 func (f *templateFormat) callOpener() string {
@@ -75,6 +132,9 @@ func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, 
 	}
 	if err != nil {
 		return "", nil, err
+	}
+	if req.Thinking == engine.ThinkingOff {
+		prompt = f.keepOffBlocks(prompt)
 	}
 	p := &parser{p: toolcall.NewParser(f.family)}
 	if opensThinking(prompt) {
