@@ -46,6 +46,7 @@ build: deps
 	@echo "openclaw-runner: building the $(RUNNER_VARIANT) variant only ($(RUNNER_CFLAGS); this CPU's best unless RUNNER_VARIANT is set); make release builds every variant"
 	$(RUNNER_ENV) $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$(RUNNER_VARIANT)" -o $(BIN)/openclaw-runner ./appliance/runner
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-memindex ./appliance/memindex
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
 
 ## build-pure: the gateway alone, pure Go, no C compiler needed; cross-compiles (e.g. GOARCH=arm64)
@@ -167,6 +168,7 @@ release: deps
 	@set -e; for arch in amd64 arm64; do \
 	  out=$(DIST)/linux-$$arch; mkdir -p $$out; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-gateway ./appliance; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-memindex ./appliance/memindex; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw ./cli; \
 	  $(MAKE) --no-print-directory runner-variants GOARCH=$$arch OUT=$$out; \
 	done
@@ -265,6 +267,7 @@ image:
 	@image/install-deps.sh $(if $(filter 1,$(RUNNER)),--runner)
 	@models/llamacpp/install-deps.sh
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-gateway ./appliance
+	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-memindex ./appliance/memindex
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw ./cli
 	@rm -f $(IMAGE_OUT)/bin/openclaw-runner*
 ifeq ($(RUNNER),1)

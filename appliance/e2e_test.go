@@ -19,6 +19,8 @@ import (
 
 	"github.com/openclaw-edge/edge/cli/command"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	membleve "github.com/openclaw-edge/edge/engine/memory/bleve"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -34,6 +36,15 @@ func TestMain(m *testing.M) {
 	}
 	cmds := command.TestscriptCommands()
 	cmds["openclaw-gateway"] = func() { os.Exit(execute(os.Args[1:])) }
+	// The memory keyword index's child (engine/memory/bleveproc) is this
+	// test binary too, under its name: what appliance/memindex runs.
+	cmds[bleveproc.BinaryName] = func() {
+		if err := membleve.Serve(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if _, ok := cmds[filepath.Base(os.Args[0])]; !ok { // the test run itself
 		dir, err := os.MkdirTemp("", "ocrun")
 		if err != nil {
@@ -41,6 +52,12 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		runnerDir = dir
+		if exe, err := os.Executable(); err == nil && os.Getenv(bleveproc.BinaryEnv) == "" {
+			link := filepath.Join(dir, bleveproc.BinaryName)
+			if os.Symlink(exe, link) == nil {
+				os.Setenv(bleveproc.BinaryEnv, link)
+			}
+		}
 	}
 	testscript.Main(cleanupM{m}, cmds)
 }

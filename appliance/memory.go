@@ -15,7 +15,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/gateway"
 	"github.com/openclaw-edge/edge/engine/memory"
 	membbolt "github.com/openclaw-edge/edge/engine/memory/bbolt"
-	membleve "github.com/openclaw-edge/edge/engine/memory/bleve"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"github.com/openclaw-edge/edge/engine/memory/hnsw"
 	"github.com/openclaw-edge/edge/models/catalog"
 	"github.com/openclaw-edge/edge/models/llamacpp"
@@ -109,13 +109,27 @@ func memoryConfig(ms config.MemorySearch, agentID, workspace, dir string, provid
 	q.TemporalDecay, q.HalfLifeDays = h.TemporalDecay.Enabled, h.TemporalDecay.HalfLifeDays
 	return memory.Config{
 		AgentID: agentID, Workspace: workspace, ExtraPaths: ms.ExtraPaths, Dir: dir,
-		OpenText:  func(dir string) (memory.TextIndex, bool, error) { return membleve.Open(dir) },
+		OpenText:  openText(log),
 		Providers: providers, Cache: cache,
 		Graph:       hnsw.Codec(hnsw.Config{}, hnswEf),
 		ChunkTokens: ms.Chunking.Tokens, OverlapTokens: ms.Chunking.Overlap,
 		Query: q, Logger: log,
 		NoSyncOnSearch: ms.Sync.OnSearch != nil && !*ms.Sync.OnSearch,
 		NoLocalRunner:  noRunner(),
+	}
+}
+
+// openText opens a memory keyword index in an openclaw-memindex child
+// (engine/memory/bleveproc): the gateway does not link bleve, whose init
+// and open index would cost every start and every idle hour, memory search
+// used or not; the child runs while the index is used.
+func openText(log *slog.Logger) func(dir string) (memory.TextIndex, bool, error) {
+	return func(dir string) (memory.TextIndex, bool, error) {
+		x, rebuilt, err := bleveproc.Open(bleveproc.Config{Logger: log}, dir)
+		if err != nil {
+			return nil, false, err
+		}
+		return x, rebuilt, nil
 	}
 }
 

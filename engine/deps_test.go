@@ -95,9 +95,12 @@ func TestImportRules(t *testing.T) {
 		// interfaces: never the gateway, sessions, the store, tools,
 		// channels or a model provider (the wiring passes those in).
 		"engine/memory": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
-		"engine/doctor": {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
-		"models/":       {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
-		"cli":           {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance", "engine/pair/lan", "engine/localapi"},
+		// The keyword index's child-process client: the gateway links it,
+		// so never bleve itself (the child, appliance/memindex, does).
+		"engine/memory/bleveproc": {"engine/memory/bleve", "engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
+		"engine/doctor":           {"engine/gateway", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
+		"models/":                 {"engine/channel", "engine/gateway", "engine/store", "engine/session", "engine/tool", "appliance", "cli"},
+		"cli":                     {"engine/store", "engine/session", "engine/tool", "engine/gateway", "engine/channel", "models/", "appliance", "engine/pair/lan", "engine/localapi"},
 		// Pairing, one tree: the protocol (engine/pair) and discovery
 		// (engine/pair/mdns), which the CLI links for its side, and the
 		// gateway's TLS listener (engine/pair/lan, the LAN side's
@@ -308,6 +311,15 @@ func TestGatewayDeps(t *testing.T) {
 		if p == llama || strings.HasPrefix(p, llama+"/") {
 			t.Errorf("the gateway links %s; local models belong in openclaw-runner", p)
 		}
+		// bleve's inits and open index cost every start and every idle
+		// hour: the keyword index runs in openclaw-memindex
+		// (engine/memory/bleveproc).
+		if strings.HasPrefix(p, "github.com/blevesearch/") || p == module+"/engine/memory/bleve" {
+			t.Errorf("the gateway links %s; the memory keyword index belongs in openclaw-memindex (appliance/memindex)", p)
+		}
+	}
+	if _, ok := listPackages(t, "-deps", module+"/appliance/memindex")[module+"/engine/memory/bleve"]; !ok {
+		t.Errorf("openclaw-memindex (appliance/memindex) does not link engine/memory/bleve")
 	}
 	// The Makefile's helpers run with `go run` before every build and
 	// bench: linking llama.cpp would compile it (minutes) with the wrong

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	index "github.com/blevesearch/bleve_index_api"
 
 	"github.com/openclaw-edge/edge/engine/memory"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 )
 
 const (
@@ -391,4 +393,16 @@ func (x *Index) Optimize(ctx context.Context) error {
 		return fmt.Errorf("memory index: merge: %w", err)
 	}
 	return nil
+}
+
+// Serve is the openclaw-memindex child (engine/memory/bleveproc): it
+// serves one index, opened with Open, over in and out.
+func Serve(in io.Reader, out io.Writer) error {
+	return bleveproc.Serve(func(dir string) (bleveproc.Backend, bool, error) {
+		idx, rebuilt, err := Open(dir)
+		if err != nil {
+			return nil, false, err
+		}
+		return idx, rebuilt, nil
+	}, in, out)
 }

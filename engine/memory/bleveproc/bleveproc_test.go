@@ -1,0 +1,145 @@
+package bleveproc_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine/memory"
+	membleve "github.com/openclaw-edge/edge/engine/memory/bleve"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
+)
+
+// The child is this test binary with BLEVEPROC_CHILD=1: the same Serve
+// that openclaw-memindex runs, over a real bleve index on disk.
+func TestMain(m *testing.M) {
+	if os.Getenv("BLEVEPROC_CHILD") == "1" {
+		if err := membleve.Serve(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func childCmd() *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "BLEVEPROC_CHILD=1")
+	return cmd
+}
+
+func docs() []memory.Doc {
+	return []memory.Doc{
+		{ID: "a", Path: "MEMORY.md", Text: "The boiler service code is 4711."},
+		{ID: "b", Path: "memory/2026-11-29.md", Text: "Ana likes green tea in the morning."},
+	}
+}
+
+func TestIndexSearchInChild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bleve")
+	x, rebuilt, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt {
+		t.Error("a new index reported as rebuilt")
+	}
+	if err := x.Index(docs()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Search(context.Background(), "boiler code", 5)
+	if err != nil || len(hits) != 1 || hits[0].ID != "a" || hits[0].Score <= 0 {
+		t.Fatalf("hits %+v, err %v", hits, err)
+	}
+	if n, err := x.Count(); err != nil || n != 2 {
+		t.Fatalf("count %d, %v", n, err)
+	}
+	if err := x.Delete([]string{"a", "unknown"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Optimize(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := x.Search(context.Background(), "boiler", 5); len(hits) != 0 {
+		t.Fatalf("deleted doc found: %+v", hits)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if x.Running() {
+		t.Fatal("child still running after Close")
+	}
+	if _, err := x.Count(); err == nil {
+		t.Fatal("a closed index answered")
+	}
+}
+
+// TestIdleChildLeavesAndComesBack: an unused child goes away; the next
+// call starts one on the same directory, with what was indexed.
+func TestIdleChildLeavesAndComesBack(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bleve")
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd, Idle: 50 * time.Millisecond}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Index(docs()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for x.Running() {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle child did not leave")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	hits, err := x.Search(context.Background(), "green tea", 5)
+	if err != nil || len(hits) != 1 || hits[0].ID != "b" {
+		t.Fatalf("after a restart: %+v %v", hits, err)
+	}
+}
+
+// TestKilledChild: a child killed between calls is started again; one
+// killed during a call fails that call only.
+func TestKilledChild(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bleve")
+	var last *exec.Cmd
+	cmd := func() *exec.Cmd { last = childCmd(); return last }
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: cmd}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Index(docs()); err != nil {
+		t.Fatal(err)
+	}
+	if err := last.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond) // let it be reaped
+	if n, err := x.Count(); err != nil || n != 2 {
+		t.Fatalf("after a kill: %d %v", n, err)
+	}
+}
+
+// TestOpenFailsClearly: a directory that cannot be an index fails Open
+// with the child's reason, and no child is left behind.
+func TestOpenFailsClearly(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, filepath.Join(f, "bleve"))
+	if err == nil || !strings.Contains(err.Error(), "keyword index") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, _, err := bleveproc.Open(bleveproc.Config{Command: func() *exec.Cmd { return exec.Command("/nonexistent/openclaw-memindex") }}, t.TempDir()); err == nil {
+		t.Fatal("a missing binary opened")
+	}
+}
