@@ -77,9 +77,14 @@ func BenchmarkBox(b *testing.B) {
 		bx.measure(b, &s)
 	}
 	s.report(b)
-	// Other benchmarks of this package add their rows with box.add and
-	// print them with box.flush (BenchmarkUncachedTokens' rows belong
-	// here too, once it adds them).
+	// Rows of other benchmarks of this package (BenchmarkUncachedTokens'
+	// uncached tokens belong here) go through the same table, e.g.
+	//
+	//	box.add("uncached tokens, first turn after a restart", float64(u.Input), "tokens", float64(msgTokens+64), "")
+	//	box.flush(os.Stdout, "Box figures (issue 24): tokens a turn evaluates")
+	//
+	// They run after this one (file order) and so print a table of their
+	// own; one flush at the end of cleanupM.Run would join them.
 	box.flush(os.Stdout, fmt.Sprintf("Box figures (issue 24): the real binaries on this machine (%d CPUs, %s/%s)", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH))
 }
 

@@ -26,7 +26,14 @@ import (
 // memories are the agents' memory indexes (docs/design.md §6), built from
 // agents.defaults.memorySearch (and each agent's override).
 type memories struct {
+	// opened is closed once byAgent is filled: the indexes open in the
+	// background, so a gateway is ready before its memory (reading an
+	// index's table of contents and vectors, and starting the keyword
+	// index's child, cost tens of milliseconds on a Pi, 100+ with 10k
+	// chunks). Whatever needs an index waits for it.
+	opened  chan struct{}
 	byAgent map[string]*memory.Index
+	enabled map[string]bool
 	syncCfg map[string]config.MemorySync
 	cache   *membbolt.Cache
 	log     *slog.Logger
@@ -40,7 +47,23 @@ const hnswEf = 96
 // never fails the gateway over memory: a problem is logged and the agent
 // answers without memory search.
 func newMemories(cfg *config.Config, stateDir string, ags []gateway.Agent, registry *catalog.Registry, pool *llamacpp.Pool, log *slog.Logger) *memories {
-	m := &memories{byAgent: map[string]*memory.Index{}, syncCfg: map[string]config.MemorySync{}, log: log}
+	m := &memories{opened: make(chan struct{}), byAgent: map[string]*memory.Index{}, enabled: map[string]bool{}, syncCfg: map[string]config.MemorySync{}, log: log}
+	for _, a := range ags {
+		ra, _ := cfg.Agent(a.ID)
+		if ms := ra.MemorySearch; ms.IsEnabled() {
+			m.enabled[a.ID] = true
+			m.syncCfg[a.ID] = ms.Sync
+		}
+	}
+	go func() {
+		defer close(m.opened)
+		m.open(cfg, stateDir, ags, registry, pool, log)
+	}()
+	return m
+}
+
+// open opens the indexes (newMemories).
+func (m *memories) open(cfg *config.Config, stateDir string, ags []gateway.Agent, registry *catalog.Registry, pool *llamacpp.Pool, log *slog.Logger) {
 	for _, a := range ags {
 		ra, _ := cfg.Agent(a.ID)
 		ms := ra.MemorySearch
@@ -65,7 +88,6 @@ func newMemories(cfg *config.Config, stateDir string, ags []gateway.Agent, regis
 			continue
 		}
 		m.byAgent[a.ID] = ix
-		m.syncCfg[a.ID] = ms.Sync
 	}
 	if len(m.byAgent) > 0 {
 		// Loading an index decodes its table of contents and reads its
@@ -73,7 +95,6 @@ func newMemories(cfg *config.Config, stateDir string, ags []gateway.Agent, regis
 		// idle RSS (docs/design.md §11 counts a 10k-chunk index in its 30 MB).
 		debug.FreeOSMemory()
 	}
-	return m
 }
 
 func (m *memories) cacheOrNil() memory.Cache {
@@ -254,15 +275,27 @@ func firstNonEmpty(s ...string) string {
 
 // index returns an agent's index, nil when memory search is off for it.
 func (m *memories) index(agentID string) *memory.Index {
-	if m == nil {
+	if m == nil || !m.enabled[agentID] {
 		return nil
 	}
+	<-m.opened
 	return m.byAgent[agentID]
 }
 
 // watch starts each index's watcher (memorySearch.sync.watch, default on)
 // and interval sync; they stop with ctx.
 func (m *memories) watch(ctx context.Context) {
+	go func() {
+		select {
+		case <-m.opened:
+		case <-ctx.Done():
+			return
+		}
+		m.watchOpened(ctx)
+	}()
+}
+
+func (m *memories) watchOpened(ctx context.Context) {
 	for id, ix := range m.byAgent {
 		s := m.syncCfg[id]
 		interval := time.Duration(s.IntervalMinutes) * time.Minute
@@ -282,20 +315,32 @@ func (m *memories) watch(ctx context.Context) {
 // marks it dirty when the memory flush wrote a note.
 func (m *memories) hookSessions(ags []gateway.Agent) {
 	for i := range ags {
-		ix := m.byAgent[ags[i].ID]
-		if ix == nil {
+		id := ags[i].ID
+		if !m.enabled[id] {
 			continue
 		}
-		ags[i].MemoryWritten = ix.MarkDirty
-		if s := m.syncCfg[ags[i].ID]; s.OnSessionStart != nil && !*s.OnSessionStart {
+		ags[i].MemoryWritten = func() {
+			if ix := m.index(id); ix != nil {
+				ix.MarkDirty()
+			}
+		}
+		if s := m.syncCfg[id]; s.OnSessionStart != nil && !*s.OnSessionStart {
 			continue
 		}
-		ags[i].SessionStart = func() { ix.SyncInBackground(context.Background()) }
+		// SessionStart must not block: the index may still be opening.
+		ags[i].SessionStart = func() {
+			go func() {
+				if ix := m.index(id); ix != nil {
+					ix.SyncInBackground(context.Background())
+				}
+			}()
+		}
 	}
 }
 
 // close closes the indexes and the cache.
 func (m *memories) close() {
+	<-m.opened
 	for _, ix := range m.byAgent {
 		_ = ix.Close()
 	}

@@ -10,7 +10,8 @@
 // small box, measured against 20 MB idle and 15 ms to ready (docs/design.md
 // §11). In a child, an idle gateway holds none of it: the child starts in
 // tens of milliseconds at the first search or sync, keeps the index open
-// while it is used, and leaves after Config.Idle (default 2 minutes).
+// while it is used, and leaves after Config.Idle (default 30 s: starting it
+// again costs ~30 ms, nothing beside a model call in a turn).
 //
 // The protocol is JSON values over the child's stdin and stdout (a stream,
 // not lines: a bulk index batch can be megabytes), one request at a time,
@@ -42,7 +43,7 @@ const BinaryName = "openclaw-memindex"
 const BinaryEnv = "OPENCLAW_MEMINDEX"
 
 // DefaultIdle is how long an unused child stays.
-const DefaultIdle = 2 * time.Minute
+const DefaultIdle = 30 * time.Second
 
 // request is one call to the child.
 type request struct {

@@ -2,6 +2,7 @@ package gguftest
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -241,9 +242,8 @@ func DefaultShapeDir() (string, error) {
 
 // WriteShape writes the shape name ("qwen3-0.6b" or "qwen3-0.6b-shape")
 // to <dir>/<name>-shape.gguf and returns its path. A file already there
-// with the size this shape's file has is reused as it is (whatever seed
-// wrote it): the weights are random either way, and generating 1 GB takes
-// seconds. Otherwise the file is written to a temporary file in dir,
+// with this shape's size and header (metadata and tensor list) is reused
+// as it is, whatever seed wrote it: the weights are random either way. Otherwise the file is written to a temporary file in dir,
 // streamed tensor by tensor (never all in memory), then renamed.
 //
 // The file is a Q4_K_M model as llama.cpp's quantizer lays it out: every
@@ -276,7 +276,7 @@ func WriteShape(name, dir string, seed uint64) (string, error) {
 	}
 	path := filepath.Join(dir, s.Name+"-shape.gguf")
 	want := b.Size()
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == want {
+	if sameHeader(path, b, want) {
 		return path, nil
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -288,6 +288,11 @@ func WriteShape(name, dir string, seed uint64) (string, error) {
 	}
 	tmp := f.Name()
 	err = writeShapeData(f, b, plan, seed)
+	if err == nil {
+		// CreateTemp's 0600 would keep the file from other users (make
+		// bench-llama runs as root, a later make bench-local as oneself).
+		err = f.Chmod(0o644)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -305,6 +310,27 @@ func WriteShape(name, dir string, seed uint64) (string, error) {
 		return "", fmt.Errorf("shape %s: write %s: %w", s.Name, path, err)
 	}
 	return path, nil
+}
+
+// sameHeader reports whether path is a file of size bytes that starts with
+// b's header: one WriteShape wrote for the same shape (a change of the
+// shape or its vocabulary changes the header, whatever the seed).
+func sameHeader(path string, b *Builder, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != size {
+		return false
+	}
+	h, _ := b.header()
+	got := make([]byte, len(h))
+	if _, err := io.ReadFull(f, got); err != nil {
+		return false
+	}
+	return bytes.Equal(got, h)
 }
 
 // writeShapeData writes b's header, then each planned tensor's data,
@@ -643,53 +669,33 @@ func byteOrder() []byte {
 
 // bpeVocab returns n byte-level BPE tokens and the merges that build them.
 // First the 256 byte tokens (so any text tokenizes: llama.cpp falls back
-// to them), then common English words and their prefixes, with and
-// without a leading space, then every lower-case piece of two, three and
-// four letters (with and without the space) in order until n: English
-// splits into whole common words and short pieces, a little finer than the
-// real tokenizers. Each merge "A B" joins two tokens into a token already
-// listed, as BPE requires; every token text is made of byte characters
-// only, so llama.cpp can turn any of them back into bytes.
+// to them), then common English words, with and without a leading space,
+// then every lower-case piece of two, three and four letters (with and
+// without the space) in order until n: English splits into whole common
+// words and short pieces, a little finer than the real tokenizers. Each
+// merge "A B" joins two tokens into a token already listed, as BPE
+// requires; every token text is made of byte characters only, so llama.cpp
+// can turn any of them back into bytes.
 func bpeVocab(n int) ([]string, []string) {
-	tokens := make([]string, 0, n)
-	var merges []string
-	seen := make(map[string]bool, n)
-	add := func(s string) {
-		if len(tokens) < n && !seen[s] {
-			seen[s] = true
-			tokens = append(tokens, s)
-		}
-	}
-	// addWord adds w and its prefixes, each merged from the one before and
-	// one more character.
-	addWord := func(w string) {
-		r := []rune(w)
-		for i := 2; i <= len(r); i++ {
-			s := string(r[:i])
-			if len(tokens) < n && !seen[s] {
-				merges = append(merges, string(r[:i-1])+" "+string(r[i-1]))
-				add(s)
-			}
-		}
-	}
+	v := &bpeBuilder{n: n, seen: make(map[string]bool, n), ranks: make(map[[2]string]int, n)}
 	for _, c := range byteOrder() {
-		add(string(byteRunes[c]))
+		v.add(string(byteRunes[c]))
 	}
 	space, newline := string(byteRunes[' ']), string(byteRunes['\n'])
-	addWord(newline + newline)
-	addWord(space + space)
+	v.addWord(newline + newline)
+	v.addWord(space + space)
 	for _, set := range []string{"abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"} {
 		for _, c := range set {
-			addWord(space + string(c))
+			v.addWord(space + string(c))
 		}
 	}
 	for _, w := range shapeWords() {
-		addWord(space + w)
-		addWord(w)
+		v.addWord(space + w)
+		v.addWord(w)
 	}
 	const letters = "abcdefghijklmnopqrstuvwxyz"
 	pieces := []string{""}
-	for length := 1; length <= 4 && len(tokens) < n; length++ {
+	for length := 1; length <= 4 && !v.full(); length++ {
 		var longer []string
 		for _, p := range pieces {
 			for _, c := range letters {
@@ -701,16 +707,75 @@ func bpeVocab(n int) ([]string, []string) {
 			continue // single letters are byte tokens; "Ġa" is above
 		}
 		for _, p := range pieces {
-			addWord(space + p)
-			addWord(p)
+			v.addWord(space + p)
+			v.addWord(p)
 		}
 	}
 	// Not reached for the shapes' sizes (26⁴ four-letter pieces alone are
-	// more): numbered pieces, merged from "Ġw" and a number's digits.
-	for i := 0; len(tokens) < n; i++ {
-		addWord(space + "w" + fmt.Sprint(i))
+	// more): numbered pieces.
+	for i := 0; !v.full(); i++ {
+		v.addWord(space + "w" + fmt.Sprint(i))
 	}
-	return tokens, merges
+	return v.tokens, v.merges
+}
+
+// bpeBuilder grows a byte-level BPE vocabulary one word at a time.
+type bpeBuilder struct {
+	n      int
+	tokens []string
+	seen   map[string]bool
+	merges []string
+	ranks  map[[2]string]int
+}
+
+func (v *bpeBuilder) full() bool { return len(v.tokens) >= v.n }
+
+func (v *bpeBuilder) add(s string) {
+	if !v.full() && !v.seen[s] {
+		v.seen[s] = true
+		v.tokens = append(v.tokens, s)
+	}
+}
+
+// addWord makes w one token: it splits w as BPE does with the merges so
+// far, and while that gives more than one piece, adds the merge of the
+// first two (ranked last, so it applies after every merge that made them).
+// Merge by merge, w then tokenizes whole, the way a trained vocabulary's
+// frequent words do.
+func (v *bpeBuilder) addWord(w string) {
+	for !v.full() {
+		parts := v.split(w)
+		if len(parts) < 2 {
+			return
+		}
+		v.ranks[[2]string{parts[0], parts[1]}] = len(v.merges)
+		v.merges = append(v.merges, parts[0]+" "+parts[1])
+		v.add(parts[0] + parts[1])
+	}
+}
+
+// split tokenizes w with the merges so far as llama.cpp's BPE does: from
+// single characters, it joins the adjacent pair of lowest rank (the
+// leftmost of equals) until no pair has a merge.
+func (v *bpeBuilder) split(w string) []string {
+	parts := make([]string, 0, len(w))
+	for _, r := range w {
+		parts = append(parts, string(r))
+	}
+	for len(parts) > 1 {
+		best, bestRank := -1, 0
+		for i := 0; i+1 < len(parts); i++ {
+			if r, ok := v.ranks[[2]string{parts[i], parts[i+1]}]; ok && (best < 0 || r < bestRank) {
+				best, bestRank = i, r
+			}
+		}
+		if best < 0 {
+			break
+		}
+		parts[best] += parts[best+1]
+		parts = append(parts[:best+1], parts[best+2:]...)
+	}
+	return parts
 }
 
 // shapeWords are the words a shape's vocabulary holds whole: bigvocab's
