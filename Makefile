@@ -47,6 +47,7 @@ build: deps
 	$(RUNNER_ENV) $(GO) build -ldflags "$(LDFLAGS) -X main.variant=$(RUNNER_VARIANT)" -o $(BIN)/openclaw-runner ./appliance/runner
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-memindex ./appliance/memindex
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-whatsapp ./appliance/whatsapp
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
 
 ## build-pure: the gateway alone, pure Go, no C compiler needed; cross-compiles (e.g. GOARCH=arm64)
@@ -134,7 +135,11 @@ bench: deps
 ## the gateway would start), one JSON line per model:
 ## {"model","variant","threads","promptTokens","genTokPerSec","promptTokPerSec",…}.
 ## MODEL=path.gguf (default: the shared stories260K and chat-template test
-## models, and a synthetic one with Qwen's 151,936-token vocabulary), THREADS=1,
+## models, and a synthetic one with Qwen's 151,936-token vocabulary), or a
+## catalog name with -shape (qwen3-0.6b-shape, qwen3-1.7b-shape,
+## llama-3.2-1b-instruct-shape): the real model's exact shape and Q4_K_M
+## layout with random weights, written once into SHAPE_DIR (default
+## ~/.cache/openclaw-edge/shapes) by models/gguf/gguftest/cmd/ggufshape; THREADS=1,
 ## PROMPT=366 tokens, GEN=200 tokens, REPS=10 runs per round, ROUNDS=1 (the
 ## best run of all, and the median; bench-llama: 5 rounds, the two sides taking turns),
 ## FA=off|on|auto (flash attention, models.local.flashAttention; bench-llama
@@ -145,17 +150,26 @@ GEN     ?= 200
 REPS    ?= 10
 FA      ?= off
 BENCH_MODELS = $(or $(MODEL),$(wildcard ../shared/models/stories260K.gguf) $(wildcard ../shared/models/llama-2-tiny-random-chatml-tools.gguf))
+# BENCH_FILES (shell): $$files, BENCH_MODELS in order with each NAME-shape
+# replaced by the path of its generated file.
+BENCH_FILES = files=""; for m in $(BENCH_MODELS); do \
+	  case "$$m" in *-shape) f=$$($(GO) run ./models/gguf/gguftest/cmd/ggufshape $(if $(SHAPE_DIR),-dir $(SHAPE_DIR)) "$$m") || exit 1;; *) f=$$m;; esac; \
+	  files="$$files $$f"; done
 bench-local: build
-	@$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -rounds $(or $(ROUNDS),1) -fa $(FA) -bigvocab $(BENCH_MODELS)
+	@$(BENCH_FILES); \
+	$(GO) run ./appliance/benchlocal -runner $(BIN)/openclaw-runner -threads $(THREADS) -prompt $(PROMPT) -gen $(GEN) -reps $(REPS) -rounds $(or $(ROUNDS),1) -fa $(FA) -bigvocab $$files
 
 ## bench-llama: llama.cpp's own llama-bench (Debian sid's llama.cpp-tools, in a
 ## throw-away root made with mmdebstrap and cached in LLAMA_ROOT, a few minutes
 ## the first time) on the same models and threads, beside bench-local's
 ## figures and the ratios. Needs root (chroot). Not part of make test.
+## MODEL=NAME-shape as for bench-local (under sudo the cache is root's:
+## SHAPE_DIR=… to share one with bench-local).
 LLAMA_ROOT ?= /var/cache/openclaw-edge/llama-sid
 bench-llama: build
-	@BIN=$(BIN) GO=$(GO) LLAMA_ROOT=$(LLAMA_ROOT) THREADS=$(THREADS) PROMPT=$(PROMPT) GEN=$(GEN) REPS=$(REPS) ROUNDS=$(or $(ROUNDS),5) FA=$(FA) \
-	  models/llamacpp/bench-llama.sh $(BENCH_MODELS)
+	@$(BENCH_FILES); \
+	BIN=$(BIN) GO=$(GO) LLAMA_ROOT=$(LLAMA_ROOT) THREADS=$(THREADS) PROMPT=$(PROMPT) GEN=$(GEN) REPS=$(REPS) ROUNDS=$(or $(ROUNDS),5) FA=$(FA) \
+	  models/llamacpp/bench-llama.sh $$files
 
 ## release: dist/linux-amd64 and dist/linux-arm64, each with the gateway, the
 ## CLI and every CPU variant of openclaw-runner (openclaw-runner is the
@@ -169,6 +183,7 @@ release: deps
 	  out=$(DIST)/linux-$$arch; mkdir -p $$out; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-gateway ./appliance; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-memindex ./appliance/memindex; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-whatsapp ./appliance/whatsapp; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw ./cli; \
 	  $(MAKE) --no-print-directory runner-variants GOARCH=$$arch OUT=$$out; \
 	done
@@ -268,6 +283,7 @@ image:
 	@models/llamacpp/install-deps.sh
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-gateway ./appliance
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-memindex ./appliance/memindex
+	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-whatsapp ./appliance/whatsapp
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw ./cli
 	@rm -f $(IMAGE_OUT)/bin/openclaw-runner*
 ifeq ($(RUNNER),1)

@@ -3,31 +3,55 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/openclaw-edge/edge/engine/channel"
-	"github.com/openclaw-edge/edge/engine/channel/whatsapp"
+	"github.com/openclaw-edge/edge/engine/channel/channelproc"
+	"github.com/openclaw-edge/edge/engine/channel/whatsapp/waconfig"
 )
 
+// WhatsApp runs in openclaw-whatsapp, a child process per account
+// (engine/channel/channelproc): the gateway links only its config
+// (waconfig), so a box without WhatsApp pays nothing for it.
 func init() {
 	channelKinds["whatsapp"] = channelKind{
-		newConfig: func() any { return new(whatsapp.Config) },
-		common:    func(c any) channel.Common { return c.(*whatsapp.Config).Common },
+		newConfig: func() any { return new(waconfig.Config) },
+		common:    func(c any) channel.Common { return c.(*waconfig.Config).Common },
 		open: func(c any, d chanDeps) (channel.Adapter, error) {
-			return whatsapp.New(*c.(*whatsapp.Config), whatsappDeps(d))
+			cfg := *c.(*waconfig.Config)
+			if err := cfg.Validate(); err != nil {
+				return nil, fmt.Errorf("channels.whatsapp: %w", err)
+			}
+			init := waconfig.Init{Config: cfg, Account: d.Account, StorePath: whatsappStorePath(d), MediaDir: d.MediaDir,
+				Debug: d.Logger.Enabled(context.Background(), slog.LevelDebug)}
+			return channelproc.New(channelproc.Config{
+				Channel: "whatsapp", Account: d.Account, Init: init, Store: d.Store,
+				MaxMediaBytes: cfg.MediaMaxBytes(), Logger: d.Logger,
+				Command: func() *exec.Cmd { return exec.Command(whatsappBinary()) },
+			}), nil
 		},
 	}
 }
 
-// whatsappDeps is what the wiring hands a WhatsApp account; the gateway's
-// end-to-end test adds its fake connection (Deps.Dial) to the same.
-func whatsappDeps(d chanDeps) whatsapp.Deps {
-	return whatsapp.Deps{
-		Account:   d.Account,
-		StorePath: filepath.Join(d.StateDir, d.Account+".db"),
-		Store:     d.Store,
-		MediaDir:  d.MediaDir,
-		Logger:    d.Logger,
-		Now:       d.Now,
+// whatsappStorePath is the account's whatsmeow device store.
+func whatsappStorePath(d chanDeps) string { return filepath.Join(d.StateDir, d.Account+".db") }
+
+// whatsappBinary is openclaw-whatsapp: $OPENCLAW_WHATSAPP (whatsappEnv),
+// else beside the gateway, else on $PATH.
+func whatsappBinary() string {
+	if p := os.Getenv(whatsappEnv); p != "" {
+		return p
 	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "openclaw-whatsapp")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "openclaw-whatsapp" // $PATH; the start error names it
 }

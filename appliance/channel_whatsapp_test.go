@@ -68,6 +68,54 @@ type waGateway struct {
 	n     int
 }
 
+func init() {
+	whatsappChild = func() {
+		if err := whatsapp.ServeChild(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "openclaw-whatsapp:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+}
+
+// TestWhatsAppChildProcess: the production wiring runs WhatsApp in
+// openclaw-whatsapp (here: this test binary under that name), a process
+// of its own; an account with no linked device says so in the gateway's
+// channel list, from the child.
+func TestWhatsAppChildProcess(t *testing.T) {
+	srv := openaitest.NewServer()
+	defer srv.Close()
+	m := startMain(t, `{
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '`+srv.URL+`', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo' } },
+  channels: { whatsapp: {} },
+}`)
+	c := client.New(m.Socket)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		chs, err := c.Channels(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st *api.ChannelStatus
+		for i := range chs {
+			if chs[i].Channel == "whatsapp" {
+				st = &chs[i]
+			}
+		}
+		if st != nil && st.State == string(channel.StateNotLinked) {
+			if !strings.Contains(st.Reason, "login") {
+				t.Errorf("reason %q does not say how to link", st.Reason)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("whatsapp never reported not-linked from its process: %+v", chs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func startWhatsAppGateway(t *testing.T) *waGateway {
 	t.Helper()
 	conn := whatsapptest.NewConn()
@@ -75,11 +123,14 @@ func startWhatsAppGateway(t *testing.T) *waGateway {
 	if !ok {
 		t.Fatal("this build has no whatsapp channel")
 	}
-	// The production wiring (whatsappDeps: store path, media dir …) plus
-	// the fake connection, on a device store linked as waSelf.
+	// The production paths (store path, media dir …) plus the fake
+	// connection, on a device store linked as waSelf — the adapter in
+	// process (openclaw-whatsapp runs the same whatsapp.New; the process
+	// boundary is engine/channel/channelproc's, tested there and in
+	// TestWhatsAppChildProcess).
 	kind := orig
 	kind.open = func(c any, d chanDeps) (channel.Adapter, error) {
-		deps := whatsappDeps(d)
+		deps := whatsapp.Deps{Account: d.Account, StorePath: whatsappStorePath(d), Store: d.Store, MediaDir: d.MediaDir, Logger: d.Logger, Now: d.Now}
 		whatsapptest.LinkDevice(t, deps.StorePath, waSelf, waSelfLID, store.LIDMapping{LID: waMemberLID, PN: waMemberPN})
 		deps.Dial = conn.Dial
 		return whatsapp.New(*c.(*whatsapp.Config), deps)

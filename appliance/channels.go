@@ -42,6 +42,10 @@ type chanDeps struct {
 
 var channelKinds = map[string]channelKind{}
 
+// whatsappEnv, when set, is openclaw-whatsapp's path (tests, unusual
+// installs); otherwise it is looked for beside the gateway, then on $PATH.
+const whatsappEnv = "OPENCLAW_WHATSAPP"
+
 // builtinChannels are served by the control API itself.
 var builtinChannels = []string{"cli", "webchat"}
 

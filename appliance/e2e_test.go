@@ -27,6 +27,10 @@ import (
 // TestMain makes this test binary double as both real binaries: scripts run
 // `openclaw-gateway` and `openclaw` as separate processes, so SIGKILL in a
 // script kills a real gateway process.
+// whatsappChild is openclaw-whatsapp's main in this test binary (set by
+// channel_whatsapp_test.go where WhatsApp is built in).
+var whatsappChild func()
+
 func TestMain(m *testing.M) {
 	// The gateway starts every exec child through `<its binary> sandbox …`.
 	// (Local models run in openclaw-runner, a binary of its own: see
@@ -45,6 +49,9 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
+	if whatsappChild != nil {
+		cmds["openclaw-whatsapp"] = whatsappChild
+	}
 	if _, ok := cmds[filepath.Base(os.Args[0])]; !ok { // the test run itself
 		dir, err := os.MkdirTemp("", "ocrun")
 		if err != nil {
@@ -56,6 +63,9 @@ func TestMain(m *testing.M) {
 			link := filepath.Join(dir, bleveproc.BinaryName)
 			if os.Symlink(exe, link) == nil {
 				os.Setenv(bleveproc.BinaryEnv, link)
+			}
+			if wa := filepath.Join(dir, "openclaw-whatsapp"); os.Getenv(whatsappEnv) == "" && os.Symlink(exe, wa) == nil {
+				os.Setenv(whatsappEnv, wa)
 			}
 		}
 	}

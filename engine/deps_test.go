@@ -95,6 +95,10 @@ func TestImportRules(t *testing.T) {
 		// interfaces: never the gateway, sessions, the store, tools,
 		// channels or a model provider (the wiring passes those in).
 		"engine/memory": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
+		// A channel in a child process: the pipe, never an adapter.
+		"engine/channel/channelproc": {"engine/channel/whatsapp", "engine/channel/email", "engine/channel/imessage", "engine/gateway", "engine/store", "models/", "appliance", "cli"},
+		// WhatsApp's config, linked by the gateway: not the adapter.
+		"engine/channel/whatsapp/waconfig": {"engine/channel/whatsapp", "engine/channel/channelproc", "engine/gateway", "engine/store", "models/", "appliance", "cli"},
 		// The keyword index's child-process client: the gateway links it,
 		// so never bleve itself (the child, appliance/memindex, does).
 		"engine/memory/bleveproc": {"engine/memory/bleve", "engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/channel", "engine/agent", "engine/prompt", "engine/config", "models/", "appliance", "cli"},
@@ -265,6 +269,11 @@ func TestAdaptersIndependent(t *testing.T) {
 			if from == "engine/channel/imessage" && to == "engine/channel/bluebubbles" {
 				continue
 			}
+			// channelproc is the pipe to a child process, not an adapter;
+			// an adapter's own config package is its own.
+			if to == "engine/channel/channelproc" || strings.HasPrefix(from, "engine/channel/whatsapp") && to == "engine/channel/whatsapp/waconfig" {
+				continue
+			}
 			t.Errorf("adapter %s imports adapter %s", from, to)
 		}
 	}
@@ -316,6 +325,11 @@ func TestGatewayDeps(t *testing.T) {
 		// (engine/memory/bleveproc).
 		if strings.HasPrefix(p, "github.com/blevesearch/") || p == module+"/engine/memory/bleve" {
 			t.Errorf("the gateway links %s; the memory keyword index belongs in openclaw-memindex (appliance/memindex)", p)
+		}
+		// WhatsApp's library, protobufs and SQLite: openclaw-whatsapp
+		// (engine/channel/channelproc); the gateway links its config only.
+		if strings.HasPrefix(p, "go.mau.fi/") || strings.HasPrefix(p, "modernc.org/sqlite") || p == module+"/engine/channel/whatsapp" {
+			t.Errorf("the gateway links %s; WhatsApp belongs in openclaw-whatsapp (appliance/whatsapp)", p)
 		}
 	}
 	if _, ok := listPackages(t, "-deps", module+"/appliance/memindex")[module+"/engine/memory/bleve"]; !ok {

@@ -157,7 +157,7 @@ func (a *Adapter) Channel() string { return ChannelName }
 func (a *Adapter) Account() string { return a.account }
 
 // MaxMediaBytes implements channel.MediaSender: mediaMaxMb.
-func (a *Adapter) MaxMediaBytes() int64 { return a.cfg.mediaMaxBytes() }
+func (a *Adapter) MaxMediaBytes() int64 { return a.cfg.MediaMaxBytes() }
 
 // notLinkedReason is the owner-facing reason of StateNotLinked.
 const notLinkedReason = "not linked: run `openclaw channels login whatsapp`"

@@ -10,6 +10,8 @@ import (
 
 	"go.mau.fi/whatsmeow"
 	"go.mau.fi/whatsmeow/types"
+
+	"github.com/openclaw-edge/edge/engine/channel/whatsapp/waconfig"
 )
 
 // ParseChatID turns an Outbound.ChatID into a JID: a JID string
@@ -55,38 +57,9 @@ func ParseChatID(s string) (types.JID, error) {
 	return jid, nil
 }
 
-// phoneDigits returns the digits of an international phone number
-// ("+1 (555) 123-4567" → "15551234567"): 7 to 15 digits, not starting
-// with 0 (E.164 has no leading zero; WhatsApp rejects national numbers).
-func phoneDigits(s string) (string, error) {
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			b.WriteRune(r)
-		case r == '+' && i == 0, r == ' ', r == '-', r == '.', r == '(', r == ')':
-		default:
-			return "", fmt.Errorf("%q is not a phone number", s)
-		}
-	}
-	d := b.String()
-	if len(d) < 7 || len(d) > 15 {
-		return "", fmt.Errorf("%q is not a phone number (%d digits; E.164 has 7 to 15)", s, len(d))
-	}
-	if d[0] == '0' {
-		return "", fmt.Errorf("%q is not an international number (starts with 0)", s)
-	}
-	return d, nil
-}
+func phoneDigits(s string) (string, error) { return waconfig.PhoneDigits(s) }
 
-func allDigitsOrDash(s string) bool {
-	for _, r := range s {
-		if (r < '0' || r > '9') && r != '-' {
-			return false
-		}
-	}
-	return s != ""
-}
+func allDigitsOrDash(s string) bool { return waconfig.AllDigitsOrDash(s) }
 
 // MessageID derives the WhatsApp message id of part `part` of an outbound
 // message from its idempotency key, so that a retry of the same chunk

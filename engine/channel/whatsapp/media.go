@@ -36,7 +36,7 @@ var errTooLarge = errors.New("attachment larger than mediaMaxMb")
 // an error of the message: the note says what happened and the message is
 // delivered without the file.
 func (a *Adapter) fetchMedia(ctx context.Context, cli Client, id string, att *attachment) (engine.Media, string) {
-	limit := a.cfg.mediaMaxBytes()
+	limit := a.cfg.MediaMaxBytes()
 	switch {
 	case a.mediaDir == "":
 		return engine.Media{}, fmt.Sprintf("[%s not downloaded: no media directory]", att.kind)
@@ -217,7 +217,7 @@ type mediaFile struct {
 // openMedia reads an outbound attachment. A missing file, a directory or
 // a file over mediaMaxMb can never be sent: channel.Permanent.
 func (a *Adapter) openMedia(md engine.Media) (mediaFile, error) {
-	limit := a.cfg.mediaMaxBytes()
+	limit := a.cfg.MediaMaxBytes()
 	fi, err := os.Stat(md.Path)
 	if err != nil {
 		return mediaFile{}, channel.Permanent(fmt.Errorf("whatsapp: attachment: %w", err))

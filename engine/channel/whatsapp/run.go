@@ -354,7 +354,7 @@ func (a *Adapter) handleMessage(s *session, evt *events.Message) bool {
 	a.mu.Lock()
 	a.lastInbound = a.now()
 	a.mu.Unlock()
-	if a.cfg.sendReadReceipts() && !evt.Info.IsFromMe {
+	if a.cfg.SendReadReceiptsOn() && !evt.Info.IsFromMe {
 		ctx, cancel := context.WithTimeout(s.ctx, readReceiptTimeout)
 		defer cancel()
 		chat, sender := evt.Info.Chat, evt.Info.Sender

@@ -243,8 +243,9 @@ func DefaultShapeDir() (string, error) {
 // WriteShape writes the shape name ("qwen3-0.6b" or "qwen3-0.6b-shape")
 // to <dir>/<name>-shape.gguf and returns its path. A file already there
 // with this shape's size and header (metadata and tensor list) is reused
-// as it is, whatever seed wrote it: the weights are random either way. Otherwise the file is written to a temporary file in dir,
-// streamed tensor by tensor (never all in memory), then renamed.
+// as it is, whatever seed wrote it: the weights are random either way.
+// Otherwise the file is written to a temporary file in dir, streamed tensor
+// by tensor (never all in memory), then renamed.
 //
 // The file is a Q4_K_M model as llama.cpp's quantizer lays it out: every
 // matrix Q4_K, except attn_v and ffn_down in the layers Q4_K_M gives more
