@@ -52,9 +52,13 @@ func execSandbox(log *slog.Logger, stateDir, configPath string) *sandbox.Landloc
 	if ok, detail := sb.Status(); !ok {
 		log.Warn("exec sandbox " + detail)
 	}
-	for _, p := range sb.Exposed() {
-		log.Warn("exec sandbox: commands can read this protected path (it lies under a system dir they may read); move it", "path", p)
-	}
+	// A warning only, and it walks /etc's readable entries: after
+	// start-up, not before the gateway is ready.
+	go func() {
+		for _, p := range sb.Exposed() {
+			log.Warn("exec sandbox: commands can read this protected path (it lies under a system dir they may read); move it", "path", p)
+		}
+	}()
 	return sb
 }
 
