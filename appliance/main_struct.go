@@ -302,6 +302,7 @@ func (m *Main) buildModels(wr *wiring) error {
 			KVDir: filepath.Join(m.StateDir, "kvcache"), KVDiskMB: int(lr.DiskCache >> 20)},
 		KeepAlive:     keepAlive,
 		CacheBudgetMB: int(lr.CacheBudget >> 20),
+		ProbeCache:    filepath.Join(m.StateDir, "runner-probes.json"),
 		Logger:        log,
 	})
 	wr.pool = pool

@@ -83,6 +83,9 @@ type Config struct {
 	// back to the next when one cannot run here.
 	Command func(args ...string) *exec.Cmd
 	Logger  *slog.Logger
+	// ProbeCache, when set, is a file that keeps each runner build's
+	// --version answer across restarts (variant.go).
+	ProbeCache string
 	// Sampling defaults for chat.
 	Temperature float32 // default 0.7; set NoSampling for greedy tests
 	Greedy      bool
@@ -137,6 +140,9 @@ type Pool struct {
 	mu       sync.Mutex
 	procs    map[string]*process
 	unusable *unusableSet
+
+	probeMu sync.Mutex
+	probes  map[string]runnerVersion // Config.ProbeCache, once read
 }
 
 // Unusable lists the runner binaries found unable to run on this CPU (they

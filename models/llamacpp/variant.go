@@ -21,8 +21,10 @@ package llamacpp
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -331,7 +333,7 @@ func (p *Pool) Report() (RunnerReport, error) {
 		st := BuildState{Path: b.Path, Variant: b.Variant, State: "fallback"}
 		if why := p.unusable.get(b.Path); why != "" {
 			st.State, st.Why = "unusable", why
-		} else if info, err := probeRunner(b.Path); err != nil {
+		} else if info, err := p.probeRunner(b.Path); err != nil {
 			if errors.Is(err, errUnusable) {
 				st.State, st.Why = "unusable", strings.TrimPrefix(err.Error(), errUnusable.Error()+": ")
 			} else {
@@ -369,7 +371,10 @@ var probeCache sync.Map // fileKey → probed
 
 // probeRunner runs `path --version` (5 s at most), once per file version.
 // An error wrapping errUnusable means the build cannot run on this CPU.
-func probeRunner(path string) (runnerVersion, error) {
+// A good answer is also kept in Config.ProbeCache, so a restarted gateway's
+// first status does not start the runner (30-40 ms here, the whole of a
+// 13 MB binary's load: more on a Pi).
+func (p *Pool) probeRunner(path string) (runnerVersion, error) {
 	key, err := fileKey(path)
 	if err != nil {
 		return runnerVersion{}, err
@@ -377,9 +382,42 @@ func probeRunner(path string) (runnerVersion, error) {
 	if v, ok := probeCache.Load(key); ok {
 		return v.(probed).v, v.(probed).err
 	}
+	if v, ok := p.diskProbes()[key]; ok {
+		probeCache.Store(key, probed{v, nil})
+		return v, nil
+	}
 	v, err := runVersion(path)
 	probeCache.Store(key, probed{v, err})
+	if err == nil && p.cfg.ProbeCache != "" {
+		p.probeMu.Lock()
+		m := maps.Clone(p.diskProbes())
+		m[key] = v
+		if data, err := json.Marshal(m); err == nil {
+			tmp := p.cfg.ProbeCache + ".tmp"
+			if os.WriteFile(tmp, data, 0o600) == nil {
+				_ = os.Rename(tmp, p.cfg.ProbeCache)
+			}
+		}
+		p.probes = m
+		p.probeMu.Unlock()
+	}
 	return v, err
+}
+
+// diskProbes is Config.ProbeCache's content, read once; entries of files
+// that changed are never looked up (the key has the size and time).
+func (p *Pool) diskProbes() map[string]runnerVersion {
+	p.probeMu.Lock()
+	defer p.probeMu.Unlock()
+	if p.probes == nil {
+		p.probes = map[string]runnerVersion{}
+		if p.cfg.ProbeCache != "" {
+			if data, err := os.ReadFile(p.cfg.ProbeCache); err == nil {
+				_ = json.Unmarshal(data, &p.probes) // unreadable: probe again
+			}
+		}
+	}
+	return p.probes
 }
 
 // fileKey names one version of a file: path, size and modification time.
