@@ -389,8 +389,8 @@ func (p *Pool) probeRunner(path string) (runnerVersion, error) {
 	v, err := runVersion(path)
 	probeCache.Store(key, probed{v, err})
 	if err == nil && p.cfg.ProbeCache != "" {
-		p.probeMu.Lock()
 		m := maps.Clone(p.diskProbes())
+		p.probeMu.Lock()
 		m[key] = v
 		if data, err := json.Marshal(m); err == nil {
 			tmp := p.cfg.ProbeCache + ".tmp"
