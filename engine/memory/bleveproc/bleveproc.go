@@ -111,8 +111,12 @@ type child struct {
 	exited chan struct{}
 }
 
-// Open starts a child on dir and opens the index there (creating it, or
-// starting it over when it is unreadable: rebuilt).
+// Open returns the index of dir; its child starts at the first call, which
+// opens (or creates) the index there. A gateway whose memory has nothing
+// indexed yet never starts one. rebuilt is always false: an unreadable
+// index that the child starts over reads as empty, which the memory index
+// finds at load (its document count differs from its table of contents)
+// and rebuilds from the files. Only a missing openclaw-memindex fails Open.
 func Open(cfg Config, dir string) (*Index, bool, error) {
 	if cfg.Idle <= 0 {
 		cfg.Idle = DefaultIdle
@@ -120,15 +124,12 @@ func Open(cfg Config, dir string) (*Index, bool, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	x := &Index{cfg: cfg, dir: dir}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	rebuilt, err := x.start()
-	if err != nil {
-		return nil, false, err
+	if cfg.Command == nil {
+		if _, err := Binary(); err != nil {
+			return nil, false, err
+		}
 	}
-	x.armIdle()
-	return x, rebuilt, nil
+	return &Index{cfg: cfg, dir: dir}, false, nil
 }
 
 // start runs a child and opens the directory in it. x.mu is held.

@@ -43,12 +43,12 @@ func docs() []memory.Doc {
 
 func TestIndexSearchInChild(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bleve")
-	x, rebuilt, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, dir)
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rebuilt {
-		t.Error("a new index reported as rebuilt")
+	if x.Running() {
+		t.Error("a child before the first call")
 	}
 	if err := x.Index(docs()); err != nil {
 		t.Fatal(err)
@@ -135,11 +135,23 @@ func TestOpenFailsClearly(t *testing.T) {
 	if err := os.WriteFile(f, []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, filepath.Join(f, "bleve"))
-	if err == nil || !strings.Contains(err.Error(), "keyword index") {
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd}, filepath.Join(f, "bleve"))
+	if err != nil {
+		t.Fatal(err) // the child starts at the first call
+	}
+	if _, err := x.Count(); err == nil || !strings.Contains(err.Error(), "keyword index") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, _, err := bleveproc.Open(bleveproc.Config{Command: func() *exec.Cmd { return exec.Command("/nonexistent/openclaw-memindex") }}, t.TempDir()); err == nil {
-		t.Fatal("a missing binary opened")
+	if x.Running() {
+		t.Fatal("a child left behind")
+	}
+	x, _, _ = bleveproc.Open(bleveproc.Config{Command: func() *exec.Cmd { return exec.Command("/nonexistent/openclaw-memindex") }}, t.TempDir())
+	if _, err := x.Count(); err == nil {
+		t.Fatal("a missing binary answered")
+	}
+	t.Setenv(bleveproc.BinaryEnv, "")
+	t.Setenv("PATH", t.TempDir())
+	if _, _, err := bleveproc.Open(bleveproc.Config{}, t.TempDir()); err == nil || !strings.Contains(err.Error(), bleveproc.BinaryName) {
+		t.Fatalf("no binary anywhere: %v", err)
 	}
 }
