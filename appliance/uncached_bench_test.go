@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"strings"
 	"os"
 	"path/filepath"
 	"testing"
@@ -91,6 +93,20 @@ func BenchmarkUncachedTokens(b *testing.B) {
 			b.Fatalf("/compact answered %+v", res)
 		}
 		time.Sleep(10 * time.Second) // the user reads the summary notice
+		// /status says what the next turn will evaluate besides the message.
+		st, err := c.Send(ctx, api.SendRequest{Text: "/status", SessionKey: a}, nil)
+		if err != nil {
+			b.Fatalf("/status: %v", err)
+		}
+		var next, cached, total int
+		i := strings.Index(st.Reply, "Next turn: ")
+		if i < 0 {
+			b.Fatalf("/status has no next-turn line:\n%s", st.Reply)
+		}
+		if _, err := fmt.Sscanf(st.Reply[i:], "Next turn: %d prompt tokens to evaluate before the first word, plus your message (%d of %d cached)", &next, &cached, &total); err != nil {
+			b.Fatalf("/status next-turn line: %v\n%s", err, st.Reply[i:])
+		}
+		b.ReportMetric(float64(next), "status-next-turn-tokens")
 		report(b, "after-compaction", firstTurn(b, c, a, msg))
 		g.stop()
 	}

@@ -142,6 +142,7 @@ func (m *Set) Resolve(refs []string, onSwitch func(gateway.Switch)) (agent.Model
 // (models/llamacpp.Provider).
 type localModel interface {
 	CountTokens(ctx context.Context, req *engine.ChatRequest) (int, error)
+	CachedTokens(ctx context.Context, req *engine.ChatRequest) (cached, total int, loaded bool, err error)
 	TrainedContext() int
 	ThinkingMechanism() string
 }
@@ -208,6 +209,7 @@ func (m *Set) candidates(ref string) ([]failover.Candidate, gateway.ModelInfo, e
 		if lm, ok := p.(localModel); ok {
 			info.Limits = append(info.Limits, prompt.Limit{Tokens: lm.TrainedContext(), Knob: "the GGUF's trained context (" + filepath.Base(path) + ")"})
 			info.Count = lm.CountTokens
+			info.Cached = lm.CachedTokens
 			info.Thinking = lm.ThinkingMechanism()
 		}
 		if w, ok := prompt.EffectiveWindow(info.Limits...); ok {

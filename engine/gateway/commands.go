@@ -194,6 +194,9 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 		model = "none configured"
 	}
 	fmt.Fprintf(&b, "Model: %s", model)
+	if line := g.nextTurnLine(ag, key); line != "" {
+		b.WriteString("\n" + line)
+	}
 	if st.LastFailover != "" {
 		fmt.Fprintf(&b, "\nLast failover (%s): %s", st.LastFailoverAt.Format(time.RFC3339), st.LastFailover)
 	}
@@ -218,6 +221,47 @@ func (g *Gateway) statusText(ag *Agent, key engine.SessionKey) string {
 	b.WriteString(stateLines(st))
 	b.WriteString(g.approvalLines(key))
 	return b.String()
+}
+
+// nextTurnLine says how many prompt tokens the session's next turn will
+// evaluate before its first word on a local model (issue 24): the prompt
+// as the last turn planned it, with the new message's known beginning
+// (prewarm.go), measured against the runner's cache. "" when the session
+// has no turn planned on a local model yet.
+func (g *Gateway) nextTurnLine(ag *Agent, key engine.SessionKey) string {
+	w, ok := g.shape(key)
+	if !ok || w.info.Cached == nil {
+		return ""
+	}
+	e, ok, err := g.cfg.Sessions.Get(ag.ID, key)
+	if err != nil || !ok {
+		return ""
+	}
+	items, err := g.cfg.Sessions.ContextItems(w.ag.ID, key)
+	if err != nil {
+		return ""
+	}
+	msgs := make([]engine.Message, 0, len(items)+1)
+	for i := range items {
+		msgs = append(msgs, items[i].Message)
+	}
+	if w.next != nil {
+		if p := w.next(msgs); p != "" {
+			msgs = append(msgs, engine.UserText(p))
+		}
+	}
+	req := w.plan.request(w.info, msgs)
+	req.Thinking, req.SessionID = w.thinking, e.SessionID
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	cached, total, loaded, err := w.info.Cached(ctx, req)
+	switch {
+	case err != nil:
+		return "Next turn: cannot tell what is cached now (" + userMessage(err) + ")"
+	case !loaded:
+		return fmt.Sprintf("Next turn: %s is not loaded; it loads with the next message (with the sessions it saved, if any)", w.info.Ref)
+	}
+	return fmt.Sprintf("Next turn: %d prompt tokens to evaluate before the first word, plus your message (%d of %d cached)", total-cached, cached, total)
 }
 
 // compactCommand runs /compact [instructions] in the session's lane.

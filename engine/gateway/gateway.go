@@ -69,6 +69,10 @@ type ModelInfo struct {
 	// see them (a local model: its chat template and tokenizer); nil: an
 	// estimate.
 	Count func(ctx context.Context, req *engine.ChatRequest) (int, error)
+	// Cached, when set (a local model), says how many of a request's
+	// prompt tokens the model's cache holds for req.SessionID; loaded is
+	// false when the model is not loaded (nothing is started to answer).
+	Cached func(ctx context.Context, req *engine.ChatRequest) (cached, total int, loaded bool, err error)
 	// Thinking names how /think reaches the model ("enable_thinking",
 	// "no_think", "none" …); "" when the provider takes the level itself.
 	Thinking string

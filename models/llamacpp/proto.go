@@ -46,6 +46,9 @@ const (
 	OpComplete Op = "complete"
 	OpEmbed    Op = "embed"
 	OpTokenize Op = "tokenize"
+	// OpCached asks how many of Prompt's tokens Session's cache slot
+	// holds (ReplyCached: Usage.Prompt and Usage.Cached); nothing is run.
+	OpCached Op = "cached"
 	OpCancel   Op = "cancel" // ID names the request to stop
 )
 
@@ -73,6 +76,7 @@ const (
 	ReplyDone       ReplyType = "done"
 	ReplyEmbeddings ReplyType = "embeddings"
 	ReplyTokens     ReplyType = "tokens"
+	ReplyCached     ReplyType = "cached"
 	ReplyError      ReplyType = "error"
 )
 

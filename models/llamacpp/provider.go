@@ -463,6 +463,28 @@ func (m *Provider) Embed(ctx context.Context, texts []string) ([][]float32, erro
 	return rep.Vectors, err
 }
 
+// CachedTokens renders req as Stream would and asks the loaded runner how
+// many of its tokens req.SessionID's cache already holds: what the next
+// turn will not evaluate again. loaded is false (and nothing is started)
+// when the model is not loaded.
+func (m *Provider) CachedTokens(ctx context.Context, req *engine.ChatRequest) (cached, total int, loaded bool, err error) {
+	if err := m.setup(); err != nil {
+		return 0, 0, false, m.modelError(engine.ErrNoModel, "%v", err)
+	}
+	if _, _, _, _, ok := m.proc.status(); !ok {
+		return 0, 0, false, nil
+	}
+	prompt, _, err := m.fmt.render(req)
+	if err != nil {
+		return 0, 0, true, m.modelError(engine.ErrBadRequest, "render the chat template: %v", err)
+	}
+	rep, err := m.single(ctx, Request{Op: OpCached, Session: req.SessionID, Prompt: prompt}, ReplyCached)
+	if err != nil || rep.Usage == nil {
+		return 0, 0, true, err
+	}
+	return rep.Usage.Cached, rep.Usage.Prompt, true, nil
+}
+
 // Tokenize counts with the model's own tokenizer.
 func (m *Provider) Tokenize(ctx context.Context, text string) ([]int, error) {
 	rep, err := m.single(ctx, Request{Op: OpTokenize, Text: text}, ReplyTokens)

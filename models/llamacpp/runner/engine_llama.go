@@ -373,6 +373,24 @@ loop:
 	return stop, usage, nil
 }
 
+// Cached is how many of prompt's tokens a completion for session would
+// find in the cache (its own slot, realigned, or a borrowed prefix), and
+// the prompt's tokens: what /status shows. Nothing changes.
+func (e *llamaEngine) Cached(session, prompt string) (cached, total int, err error) {
+	tokens, err := e.model.Tokenize(prompt, true, true)
+	if err != nil {
+		return 0, 0, fmt.Errorf("tokenize: %w", err)
+	}
+	if own := e.cache.own(session); own >= 0 {
+		tokens = e.realign(e.cache.slots[own].tokens, tokens)
+	}
+	if len(tokens) == 0 {
+		return 0, 0, nil
+	}
+	_, keep, _ := e.cache.plan(session, tokens)
+	return keep, len(tokens), nil
+}
+
 // realign returns tokens for the prompt (canon: its own tokenization)
 // that keep what slot s holds past the common prefix where it spells the
 // same text. A reply's tokens are often not the ones its text tokenizes

@@ -277,6 +277,20 @@ func handle(ctx context.Context, e Engine, req *llamacpp.Request, send func(llam
 			return
 		}
 		send(llamacpp.Reply{Type: llamacpp.ReplyEmbeddings, ID: req.ID, Vectors: vecs, Usage: &llamacpp.RunUsage{Prompt: n, Processed: n}})
+	case llamacpp.OpCached:
+		c, ok := e.(interface {
+			Cached(session, prompt string) (cached, total int, err error)
+		})
+		if !ok {
+			fail(errors.New("this engine cannot tell what it has cached"))
+			return
+		}
+		cached, total, err := c.Cached(req.Session, req.Prompt)
+		if err != nil {
+			fail(err)
+			return
+		}
+		send(llamacpp.Reply{Type: llamacpp.ReplyCached, ID: req.ID, Usage: &llamacpp.RunUsage{Prompt: total, Cached: cached, Processed: total - cached}})
 	case llamacpp.OpTokenize:
 		toks, err := e.Tokenize(req.Text)
 		if err != nil {
