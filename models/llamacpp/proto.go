@@ -49,7 +49,7 @@ const (
 	// OpCached asks how many of Prompt's tokens Session's cache slot
 	// holds (ReplyCached: Usage.Prompt and Usage.Cached); nothing is run.
 	OpCached Op = "cached"
-	OpCancel   Op = "cancel" // ID names the request to stop
+	OpCancel Op = "cancel" // ID names the request to stop
 )
 
 // Reply is one line a runner writes.
