@@ -348,8 +348,15 @@ func (m *Main) buildGateway(wr *wiring) error {
 				wr.lanSide.Status(st)
 			}
 			for _, l := range pool.Loaded() {
-				st.Runners = append(st.Runners, api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes,
-					PromptTokPerSec: l.PromptTokPerSec, GenTokPerSec: l.GenTokPerSec})
+				r := api.Runner{Model: l.Path, Binary: l.Runner, Variant: l.Info.Variant, PID: l.PID, Since: l.Since, Slots: l.Info.Slots, ContextLen: l.Info.ContextLen, RSSBytes: l.RSSBytes,
+					PromptTokPerSec: l.PromptTokPerSec, GenTokPerSec: l.GenTokPerSec, RestoredSessions: l.Info.RestoredSlots}
+				for _, n := range l.SlotTokens {
+					if n > 0 {
+						r.CachedSessions++
+						r.CachedTokens += n
+					}
+				}
+				st.Runners = append(st.Runners, r)
 			}
 			runnerStatus(st, pool)
 		},

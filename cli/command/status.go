@@ -151,6 +151,13 @@ func (a *app) printStatus(st *api.Status) {
 	}
 	for _, r := range st.Runners {
 		fmt.Fprintf(tw, "local model\t%s (pid %d, %.1f MB RSS, %d sessions × %d tokens%s)\n", api.EscapeControl(r.Model), r.PID, float64(r.RSSBytes)/(1<<20), r.Slots, r.ContextLen, prefixed(", variant ", api.EscapeControl(r.Variant)))
+		if r.CachedSessions > 0 || r.RestoredSessions > 0 {
+			fmt.Fprintf(tw, "\tKV cache: %d of %d session slots hold %d prompt tokens", r.CachedSessions, r.Slots, r.CachedTokens)
+			if r.RestoredSessions > 0 {
+				fmt.Fprintf(tw, " (%d read back from disk at load)", r.RestoredSessions)
+			}
+			fmt.Fprintln(tw)
+		}
 		if r.PromptTokPerSec > 0 || r.GenTokPerSec > 0 {
 			fmt.Fprintf(tw, "\tmeasured here: prompt %.1f tokens/s, generation %.1f tokens/s\n", r.PromptTokPerSec, r.GenTokPerSec)
 		}

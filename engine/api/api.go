@@ -279,6 +279,12 @@ type Runner struct {
 	// speed this box measured for the model (0: not measured yet).
 	PromptTokPerSec float64 `json:"promptTokPerSec,omitempty"`
 	GenTokPerSec    float64 `json:"genTokPerSec,omitempty"`
+	// CachedSessions and CachedTokens are the sessions whose prompt the
+	// runner's KV cache holds and their tokens (as of the last reply);
+	// RestoredSessions were read back from disk at load.
+	CachedSessions   int `json:"cachedSessions,omitempty"`
+	CachedTokens     int `json:"cachedTokens,omitempty"`
+	RestoredSessions int `json:"restoredSessions,omitempty"`
 }
 
 // SessionInfo is one row of `openclaw sessions list`.

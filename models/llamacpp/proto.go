@@ -107,6 +107,9 @@ type RunUsage struct {
 	SampleMS float64 `json:"sampleMs,omitempty"`
 	// Matched is the stop string that ended the completion (StopString).
 	Matched string `json:"matched,omitempty"`
+	// SlotTokens is what each session slot's KV cache holds after the
+	// request, in tokens (complete).
+	SlotTokens []int `json:"slotTokens,omitempty"`
 }
 
 // ModelInfo describes the loaded model (the ready line).
@@ -119,8 +122,9 @@ type ModelInfo struct {
 	Threads    int    `json:"threads"`
 	LoadMS     int64  `json:"loadMs"`
 	// RestoredSlots is how many sessions' KV caches were read back from
-	// the runner's --kv-dir at load.
-	RestoredSlots int `json:"restoredSlots,omitempty"`
+	// the runner's --kv-dir at load; SlotTokens what each slot holds then.
+	RestoredSlots int   `json:"restoredSlots,omitempty"`
+	SlotTokens    []int `json:"slotTokens,omitempty"`
 	// Variant is the CPU variant the runner was built for (Variants);
 	// "" from a build that does not say (go build by hand).
 	Variant string `json:"variant,omitempty"`

@@ -227,6 +227,9 @@ type Loaded struct {
 	// (the runner's own timings, all requests so far; 0: none yet).
 	PromptTokPerSec float64 `json:"promptTokPerSec,omitempty"`
 	GenTokPerSec    float64 `json:"genTokPerSec,omitempty"`
+	// SlotTokens is what each session slot's KV cache holds, in tokens
+	// (as of the last reply).
+	SlotTokens []int `json:"slotTokens,omitempty"`
 }
 
 // Loaded lists the models that are loaded now.
@@ -238,6 +241,7 @@ func (p *Pool) Loaded() []Loaded {
 		if pid, info, since, runner, ok := pr.status(); ok {
 			l := Loaded{Path: path, PID: pid, Since: since, Info: info, RSSBytes: processRSS(pid), Runner: runner}
 			l.PromptTokPerSec, l.GenTokPerSec = pr.speeds()
+			l.SlotTokens = pr.cachedSlots()
 			out = append(out, l)
 		}
 	}

@@ -75,6 +75,9 @@ type process struct {
 	// speed is what this box measured: prompt tokens evaluated and
 	// generated, with the runner's own timings, since the runner started.
 	speed speedTally
+	// slots is what each KV slot of the running runner holds (its last
+	// complete reply, or its ready line).
+	slots []int
 }
 
 // speedTally sums the runner's timed work (RunUsage.PromptMS and
@@ -111,7 +114,20 @@ func (t speedTally) rates() (prompt, gen float64) {
 func (p *process) measured(u RunUsage) {
 	p.mu.Lock()
 	p.speed.add(u)
+	if u.SlotTokens != nil {
+		p.slots = u.SlotTokens
+	}
 	p.mu.Unlock()
+}
+
+// cachedSlots is what the running runner's slots hold, in tokens.
+func (p *process) cachedSlots() []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.slots == nil && p.run != nil {
+		return p.run.info.SlotTokens
+	}
+	return slices.Clone(p.slots)
 }
 
 // speeds returns the measured prompt and generation tokens a second of

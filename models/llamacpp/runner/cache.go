@@ -110,6 +110,15 @@ func (c *prefixCache) byRecency() []int {
 	return idx
 }
 
+// tokens is what each slot holds, in tokens.
+func (c *prefixCache) tokens() []int {
+	out := make([]int, len(c.slots))
+	for i, s := range c.slots {
+		out[i] = len(s.tokens)
+	}
+	return out
+}
+
 // clear forgets slot dst (its KV cache was wiped).
 func (c *prefixCache) clear(dst int) { c.slots[dst] = slot{} }
 

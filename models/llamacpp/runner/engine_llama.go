@@ -119,7 +119,7 @@ func loadLlama(o Options) (Engine, error) {
 		e.opts.Log = os.Stderr
 	}
 	if n := e.restoreKV(); n > 0 {
-		e.info.RestoredSlots = n
+		e.info.RestoredSlots, e.info.SlotTokens = n, e.cache.tokens()
 	}
 	e.info.LoadMS = time.Since(start).Milliseconds()
 	return e, nil
@@ -370,6 +370,7 @@ loop:
 	usage.GenerateMS = float64(time.Since(genStart).Microseconds()) / 1000
 	usage.SampleMS = float64(sampleTime.Microseconds()) / 1000
 	e.cache.commit(dst, req.Session, held)
+	usage.SlotTokens = e.cache.tokens()
 	return stop, usage, nil
 }
 
