@@ -66,7 +66,7 @@ func TestDefaults(t *testing.T) {
 		{"models.local.mlock", c.Models.Local.MLock, false},
 		{"models.local.keepAlive", c.Models.Local.KeepAlive, "10m"},
 		{"models.local.cacheBudgetMB", c.Models.Local.CacheBudgetMB, 512},
-		{"models.local.diskCacheMB", c.Models.Local.DiskCacheMB, 1024},
+		{"models.local.diskCacheMB", c.Models.Local.DiskCacheMB, 512},
 		{"models.local.modelsDir", c.Models.Local.ModelsDir, ""},
 	}
 	for _, tc := range checks {
@@ -195,9 +195,9 @@ func TestLoadFull(t *testing.T) {
 		{"cli kept", c.Channels["cli"].TextChunkLimit, 20000},
 		{"gateway", c.Gateway, Gateway{Socket: "/run/openclaw/gateway.sock", LogLevel: "debug", Bind: "loopback", Port: 18789}},
 		{"models.local", c.Models.Local, LocalModels{Threads: 2, ContextSize: 8192, BatchSize: 256, MMap: &f,
-			KeepAlive: "-1", CacheBudgetMB: 1024, DiskCacheMB: 1024, ModelsDir: "models", FlashAttention: "off"}},
+			KeepAlive: "-1", CacheBudgetMB: 1024, DiskCacheMB: 512, ModelsDir: "models", FlashAttention: "off"}},
 		{"localRunner", c.LocalRunner(), LocalRunner{Threads: 2, ContextSize: 8192, BatchSize: 256, MMap: false,
-			KeepAlive: KeepForever, CacheBudget: 1 << 30, DiskCache: 1 << 30, ModelsDir: filepath.Join(dir, "models"), FlashAttention: "off"}},
+			KeepAlive: KeepForever, CacheBudget: 1 << 30, DiskCache: 512 << 20, ModelsDir: filepath.Join(dir, "models"), FlashAttention: "off"}},
 		{"auth.profiles", c.Auth.Profiles, map[string]AuthProfile{
 			"anthropic:work":  {Provider: "anthropic", Mode: "api_key", APIKey: "sk-ant-test"},
 			"anthropic:home":  {Provider: "anthropic", APIKey: "sk-ant-home"},

@@ -463,7 +463,7 @@ func stopRunner(r *running) {
 // stopWait is how long a runner may take to leave: long enough to write
 // a few hundred MB of KV state to an SD card; each file is written whole
 // or not at all, so a kill loses only what was not yet written.
-const stopWait = 20 * time.Second
+const stopWait = 25 * time.Second // within systemd's TimeoutStopSec=30s
 
 // stop unloads the model now.
 func (p *process) stop() {

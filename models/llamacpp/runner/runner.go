@@ -32,10 +32,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -107,7 +110,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.Mmap, "mmap", true, "memory-map the model file")
 	fs.StringVar(&o.FlashAttn, "flash-attn", "off", "flash attention: off, on or auto")
 	fs.StringVar(&o.KVDir, "kv-dir", "", "keep the sessions' KV cache in this directory across restarts")
-	fs.IntVar(&o.KVDiskMB, "kv-disk-mb", 1024, "disk space for --kv-dir, in MiB")
+	fs.IntVar(&o.KVDiskMB, "kv-disk-mb", 512, "disk space for --kv-dir, in MiB")
 	version := fs.Bool("version", false, "print the version, CPU variant and llama.cpp's CPU features, then exit")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -162,7 +165,24 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer e.Close()
-	err = Serve(e, stdin, stdout)
+	// SIGTERM or SIGINT end the input as the gateway closing stdin does:
+	// the running request stops, the KV cache is saved, and the runner
+	// leaves (a whole process group told to stop, under a service manager
+	// that signals every process, loses nothing).
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, stdin)
+		pw.CloseWithError(err)
+	}()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		if _, ok := <-sigs; ok {
+			pw.Close()
+		}
+	}()
+	err = Serve(e, pr, stdout)
 	// Stdin ended: the gateway unloads us (idle, stop, restart). Keep the
 	// sessions' KV cache for the next start, however Serve ended.
 	if s, ok := e.(interface{ SaveKV() }); ok {
