@@ -2,12 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,51 +34,9 @@ func BenchmarkGatewayRSSMemory(b *testing.B) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || r.URL.Path != "/v1/embeddings" {
-			http.Error(w, "bad request", http.StatusBadRequest)
-			return
-		}
-		type item struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		var data []item
-		for i, t := range req.Input {
-			h := fnv.New64a()
-			h.Write([]byte(t))
-			rr := rand.New(rand.NewPCG(h.Sum64(), 1))
-			v := make([]float32, 384)
-			for j := range v {
-				v[j] = float32(rr.NormFloat64())
-			}
-			data = append(data, item{i, v})
-		}
-		json.NewEncoder(w).Encode(map[string]any{"data": data})
-	}))
+	// The same 10,000 chunks and loopback embeddings as BenchmarkBox.
+	ws, srv := boxNotes(b, dir)
 	defer srv.Close()
-
-	ws := filepath.Join(dir, "workspace")
-	r := rand.New(rand.NewPCG(5, 6))
-	words := strings.Fields("the a garden tea dentist car blue green boat lock code bike meeting friday monday plumber rome flight booked vaccine cat dog window cleaner boiler service tulip frost standup wifi guest")
-	for f := range 100 {
-		var sb strings.Builder
-		for range 100 {
-			var p strings.Builder
-			for p.Len() < 1500 {
-				p.WriteString(words[r.IntN(len(words))] + fmt.Sprint(r.IntN(500)) + " ")
-			}
-			sb.WriteString(p.String() + "\n")
-		}
-		p := filepath.Join(ws, "memory", fmt.Sprintf("2026-%02d-%02d-%d.md", f%12+1, f%28+1, f))
-		os.MkdirAll(filepath.Dir(p), 0o755)
-		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
 	config := func(enabled bool) string {
 		p := filepath.Join(dir, fmt.Sprintf("openclaw-%v.json", enabled))
 		os.WriteFile(p, []byte(fmt.Sprintf(`{
