@@ -48,22 +48,29 @@ const hnswEf = 96
 // answers without memory search.
 func newMemories(cfg *config.Config, stateDir string, ags []gateway.Agent, registry *catalog.Registry, pool *llamacpp.Pool, log *slog.Logger) *memories {
 	m := &memories{opened: make(chan struct{}), byAgent: map[string]*memory.Index{}, enabled: map[string]bool{}, syncCfg: map[string]config.MemorySync{}, log: log}
+	// What the opening needs of the agents, copied now: the gateway
+	// fills in other fields of ags while the indexes open.
+	var open []memAgent
 	for _, a := range ags {
 		ra, _ := cfg.Agent(a.ID)
 		if ms := ra.MemorySearch; ms.IsEnabled() {
 			m.enabled[a.ID] = true
 			m.syncCfg[a.ID] = ms.Sync
+			open = append(open, memAgent{a.ID, a.Workspace})
 		}
 	}
 	go func() {
 		defer close(m.opened)
-		m.open(cfg, stateDir, ags, registry, pool, log)
+		m.open(cfg, stateDir, open, registry, pool, log)
 	}()
 	return m
 }
 
+// memAgent is what opening an agent's index needs of it.
+type memAgent struct{ ID, Workspace string }
+
 // open opens the indexes (newMemories).
-func (m *memories) open(cfg *config.Config, stateDir string, ags []gateway.Agent, registry *catalog.Registry, pool *llamacpp.Pool, log *slog.Logger) {
+func (m *memories) open(cfg *config.Config, stateDir string, ags []memAgent, registry *catalog.Registry, pool *llamacpp.Pool, log *slog.Logger) {
 	for _, a := range ags {
 		ra, _ := cfg.Agent(a.ID)
 		ms := ra.MemorySearch

@@ -10,6 +10,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"sync"
 )
 
 // File format, version 1, little endian:
@@ -43,7 +44,9 @@ const (
 // ErrCorrupt is wrapped by every error Read returns for malformed input.
 var ErrCorrupt = errors.New("hnsw: corrupt graph file")
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is built on first use: crc32's Castagnoli tables are 9 KB,
+// and every start of the gateway would build them (appliance/inits_test.go).
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 func (g *Graph) pcgState() []byte {
 	b, err := g.pcg.MarshalBinary()
@@ -74,7 +77,7 @@ func (g *Graph) WriteTo(w io.Writer) (int64, error) {
 
 	cw := &countWriter{w: w}
 	bw := bufio.NewWriterSize(cw, 64<<10)
-	crc := crc32.New(castagnoli)
+	crc := crc32.New(castagnoli())
 	out := io.MultiWriter(bw, crc)
 	var buf [8]byte
 	le := binary.LittleEndian
@@ -166,7 +169,7 @@ func Read(r io.Reader) (*Graph, error) {
 	}
 	data := buf.Bytes()
 	body := data[:len(data)-4]
-	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body)
+	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli()), castagnoli(), body)
 	if got := le.Uint32(data[len(data)-4:]); got != crc {
 		return nil, corrupt("checksum mismatch at offset %d: file says %08x, content gives %08x", headerLen+len(body), got, crc)
 	}

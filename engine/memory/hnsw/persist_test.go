@@ -127,7 +127,7 @@ func fixCRC(b []byte) {
 	if len(b) < 4 {
 		return
 	}
-	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli))
+	binary.LittleEndian.PutUint32(b[len(b)-4:], crc32.Checksum(b[:len(b)-4], castagnoli()))
 }
 
 // TestReadErrors: specific damage, checksum fixed, gives a message naming it.
