@@ -174,7 +174,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 
 	trusted := o.Trusted
 	trusted.Timestamp, trusted.Context = o.In.Timestamp.In(ag.Location), tc
-	trusted.SenderShown = prompt.SenderShown(prior, o.In)
+	trusted.SenderShown = prompt.SenderShown(prior, o.In, trusted)
 	user := engine.UserText(prompt.UserMessage(o.In, trusted))
 	meta := o.Meta
 	meta.Workspace = ag.Workspace
@@ -230,7 +230,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 			// it will be rendered after ctx.
 			t := trusted
 			t.Context = prompt.NewTurnContext(ctx, runtime, nil)
-			t.SenderShown = prompt.SenderShown(ctx, o.In)
+			t.SenderShown = prompt.SenderShown(ctx, o.In, t)
 			return prompt.NextMessagePrefix(o.In, t)
 		}}
 	g.rememberShape(key, shape)

@@ -270,6 +270,8 @@ func jsonText(v any) string {
 // defused.
 func defuse(s string) string { return defuseHeader(strings.ReplaceAll(s, "```", "ʼʼʼ")) }
 
+var untrustedHeaders = []string{ConversationHeader, SenderHeader, QuotedHeader, HistoryHeader}
+
 // trustedPhrase starts the trusted header; untrusted text that copies it
 // gets "not trusted" instead, so no forged block reads as the real one.
 const trustedPhrase = "Inbound metadata (trusted"
@@ -279,6 +281,11 @@ const notOwnerPhrase = "Message from a sender who is NOT the owner"
 
 func defuseHeader(s string) string {
 	s = strings.ReplaceAll(s, trustedPhrase, "Inbound metadata (not trusted")
+	// Nor can a copy of an untrusted block's header pass for a block of
+	// the gateway's (StripInbound, SenderShown read them).
+	for _, h := range untrustedHeaders {
+		s = strings.ReplaceAll(s, h, strings.TrimSuffix(h, ":")+" -")
+	}
 	// A copy of the not-owner line could make the history view cut there.
 	s = strings.ReplaceAll(s, notOwnerPhrase, "Message from a sender (quoted)")
 	// A copied memory-note header would make the note look shown already.
@@ -372,11 +379,28 @@ func NewTurnContext(history []engine.Message, runtime string, notes []MemoryNote
 	return tc
 }
 
-// SenderShown reports whether the last user message of history (the model
-// context before the new message) already names in's sender, so the new
-// message need not (Trusted.SenderShown). A message of a sender who is not
-// the owner in the owner's session always names them.
-func SenderShown(history []engine.Message, in engine.Inbound) bool {
+// SenderShown reports whether the new message may leave out its sender
+// block because the history already names the same sender (Trusted.
+// SenderShown): only in a direct chat, with no group context, outside a
+// session shared with the owner. Walking back over the history's user
+// messages, each one of the same channel and trust (the trusted block's
+// channel, sender_is_owner and sender_trust) that has no sender block was
+// itself the sender named before it; the nearest one with a sender block
+// decides. A message of another channel or trust first, or none at all:
+// false. Only the metadata part counts (untrusted text cannot hold a block
+// header: defuseHeader).
+func SenderShown(history []engine.Message, in engine.Inbound, t Trusted) bool {
+	chatType := t.ChatType
+	if chatType == "" {
+		chatType = in.ChatType
+	}
+	if chatType != "" && chatType != engine.ChatDirect || len(t.History) > 0 || t.SharedWithOwner {
+		return false
+	}
+	channel := t.Channel
+	if channel == "" {
+		channel = in.Channel
+	}
 	want := SenderHeader + "\n```json\n" + jsonText(senderInfo{ID: in.SenderID, Name: defuse(oneLine(in.SenderName))}) + "\n```\n"
 	for i := len(history) - 1; i >= 0; i-- {
 		m := &history[i]
@@ -387,12 +411,20 @@ func SenderShown(history []engine.Message, in engine.Inbound) bool {
 		if !strings.HasPrefix(text, TrustedHeader+"\n") {
 			continue // a summary, a note: look further back
 		}
-		// Only the metadata part: the sender's own text could copy a block.
-		meta := text[:len(text)-len(StripInbound(text))]
-		return strings.Contains(meta, want)
+		meta, ok := parseTrusted(text)
+		if !ok || meta.Channel != channel || meta.SenderTrust != "" || meta.ChatType != "" && meta.ChatType != string(engine.ChatDirect) ||
+			!sameBool(meta.SenderIsOwner, t.SenderIsOwner) {
+			return false
+		}
+		part := text[:len(text)-len(StripInbound(text))]
+		if strings.Contains(part, "\n"+SenderHeader+"\n") {
+			return strings.Contains(part, "\n"+want)
+		}
 	}
 	return false
 }
+
+func sameBool(a, b *bool) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 func memoryHeader(n MemoryNote) string {
 	return MemoryHeaderPrefix + oneLine(n.Path) + " #" + n.Hash + memoryHeaderSuffix

@@ -39,7 +39,7 @@ func BenchmarkUserMessageBytes(b *testing.B) {
 			hist := []engine.Message{engine.UserText(m1), {Role: engine.RoleAssistant, Content: []engine.Block{{Type: engine.BlockText, Text: "Once upon a time…"}}}}
 			t.Context = NewTurnContext(hist, rt, nil)
 			t.Timestamp = ts.Add(time.Minute)
-			t.SenderShown = SenderShown(hist, c.in)
+			t.SenderShown = SenderShown(hist, c.in, t)
 			m2 := UserMessage(c.in, t)
 			first, later = len(m1)-len(text), len(m2)-len(text)
 		}
