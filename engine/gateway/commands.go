@@ -245,7 +245,7 @@ func (g *Gateway) nextTurnLine(ag *Agent, key engine.SessionKey) string {
 	for i := range items {
 		msgs = append(msgs, items[i].Message)
 	}
-	if w.next != nil {
+	if w.next != nil && (len(msgs) == 0 || msgs[len(msgs)-1].Role != engine.RoleUser) {
 		if p := w.next(msgs); p != "" {
 			msgs = append(msgs, engine.UserText(p))
 		}

@@ -115,7 +115,7 @@ func (g *Gateway) prewarm(key engine.SessionKey, w warmShape) {
 		if err != nil || !info.Local {
 			return
 		}
-		if w.next != nil {
+		if w.next != nil && msgs[len(msgs)-1].Role != engine.RoleUser {
 			if p := w.next(msgs); p != "" {
 				msgs = append(msgs, engine.UserText(p))
 			}

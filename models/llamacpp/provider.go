@@ -478,6 +478,11 @@ func (m *Provider) CachedTokens(ctx context.Context, req *engine.ChatRequest) (c
 	if _, _, _, _, ok := m.proc.status(); !ok {
 		return 0, 0, false, nil
 	}
+	if m.proc.isBusy() {
+		// The runner answers one request at a time: asking now would
+		// wait for the running reply.
+		return 0, 0, true, errBusy
+	}
 	prompt, _, err := m.fmt.render(req)
 	if err != nil {
 		return 0, 0, true, m.modelError(engine.ErrBadRequest, "render the chat template: %v", err)
@@ -488,6 +493,9 @@ func (m *Provider) CachedTokens(ctx context.Context, req *engine.ChatRequest) (c
 	}
 	return rep.Usage.Cached, rep.Usage.Prompt, true, nil
 }
+
+// errBusy is CachedTokens' answer while the runner is answering.
+var errBusy = errors.New("the model is answering now")
 
 // Tokenize counts with the model's own tokenizer.
 func (m *Provider) Tokenize(ctx context.Context, text string) ([]int, error) {

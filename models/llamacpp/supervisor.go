@@ -120,6 +120,13 @@ func (p *process) measured(u RunUsage) {
 	p.mu.Unlock()
 }
 
+// isBusy reports whether a request runs or waits.
+func (p *process) isBusy() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.busy > 0
+}
+
 // cachedSlots is what the running runner's slots hold, in tokens.
 func (p *process) cachedSlots() []int {
 	p.mu.Lock()

@@ -389,8 +389,9 @@ func (p *Pool) probeRunner(path string) (runnerVersion, error) {
 	v, err := runVersion(path)
 	probeCache.Store(key, probed{v, err})
 	if err == nil && p.cfg.ProbeCache != "" {
-		m := maps.Clone(p.diskProbes())
+		p.diskProbes() // read once, before the lock below
 		p.probeMu.Lock()
+		m := maps.Clone(p.probes)
 		m[key] = v
 		if data, err := json.Marshal(m); err == nil {
 			tmp := p.cfg.ProbeCache + ".tmp"

@@ -100,6 +100,16 @@ func (c *prefixCache) restore(dst int, session string, tokens []int) {
 	c.slots[dst] = slot{session: session, tokens: tokens}
 }
 
+// restored orders the slots read back from disk (the newest first, as
+// readKVStates gives them) as used, the newest last, so eviction takes the
+// oldest first.
+func (c *prefixCache) restored(n int) {
+	for i := range n {
+		c.slots[i].used = uint64(n - i)
+	}
+	c.clock = max(c.clock, uint64(n))
+}
+
 // byRecency lists the slots, most recently used first.
 func (c *prefixCache) byRecency() []int {
 	idx := make([]int, len(c.slots))

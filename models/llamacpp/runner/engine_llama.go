@@ -220,7 +220,9 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 
 	start := time.Now()
 	if own := e.cache.own(req.Session); own >= 0 {
-		tokens = e.realign(e.cache.slots[own].tokens, tokens)
+		if r := e.realign(e.cache.slots[own].tokens, tokens); len(r) < e.nCtxSeq {
+			tokens = r
+		}
 	}
 	dst, keep, src := e.cache.plan(req.Session, tokens)
 	if src >= 0 {
@@ -411,7 +413,9 @@ func (e *llamaEngine) realign(held, canon []int) []int {
 	var text strings.Builder
 	bound := make(map[int]int, len(canon)-k)
 	for m := k; m < len(canon); m++ {
-		bound[text.Len()] = m
+		if _, ok := bound[text.Len()]; !ok { // the first token at an offset (a piece may be "")
+			bound[text.Len()] = m
+		}
 		text.WriteString(e.piece(canon[m]))
 	}
 	t := text.String()

@@ -179,6 +179,14 @@ func readKVStates(dir string, key kvKey, n int, logf func(format string, args ..
 // pruneKVStates removes this key's files not in keep, then the oldest
 // files of any key until dir holds at most budget bytes.
 func pruneKVStates(dir string, key kvKey, keep map[string]bool, budget int64) {
+	// A runner killed while saving leaves its temporary file: gone after
+	// two minutes (a save in progress writes to its own).
+	tmps, _ := filepath.Glob(filepath.Join(dir, ".kv-*"))
+	for _, p := range tmps {
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > 2*time.Minute {
+			_ = os.Remove(p)
+		}
+	}
 	names, _ := filepath.Glob(filepath.Join(dir, "*.kv"))
 	type file struct {
 		path string
@@ -247,7 +255,10 @@ func modelHash(dir, model string) (string, error) {
 	}
 	id := fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id += fmt.Sprintf(":%d:%d", st.Dev, st.Ino)
+		// The change time too: a file rewritten in place with its size
+		// and modification time kept (cp -p, rsync -t --inplace) is
+		// another file.
+		id += fmt.Sprintf(":%d:%d:%d.%d", st.Dev, st.Ino, st.Ctim.Sec, st.Ctim.Nsec)
 	}
 	abs, err := filepath.Abs(model)
 	if err != nil {

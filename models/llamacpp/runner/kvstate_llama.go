@@ -69,6 +69,7 @@ func (e *llamaEngine) restoreKV() int {
 		e.cache.restore(n, s.Session, s.Tokens)
 		n++
 	}
+	e.cache.restored(n)
 	return n
 }
 

@@ -103,7 +103,10 @@ func CheckChatID(s string) error {
 		_, err := PhoneDigits(s)
 		return err
 	}
-	user, _, _ = strings.Cut(user, ":") // a device suffix is dropped
+	user, device, hasDevice := strings.Cut(user, ":") // a device suffix is dropped
+	if hasDevice && !AllDigitsOrDash(device) || strings.Contains(device, "-") {
+		return fmt.Errorf("chat id %q: the device part is not a number", s)
+	}
 	user, _, _ = strings.Cut(user, ".")
 	if user == "" {
 		return fmt.Errorf("chat id %q has no user part", s)
