@@ -119,7 +119,7 @@ func (f *templateFormat) thinking() chattemplate.ThinkingSwitch { return f.tmpl.
 // from it and CountTokens counts it.
 func (f *templateFormat) render(req *engine.ChatRequest) (string, streamParser, error) {
 	in := chattemplate.Input{
-		Messages:            req.Messages,
+		Messages:            defuseMessages(req.Messages), // special.go
 		Tools:               req.Tools,
 		System:              req.System,
 		AddGenerationPrompt: true,
