@@ -22,6 +22,7 @@ import (
 	"math"
 	"os"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -70,8 +71,9 @@ type llamaEngine struct {
 	havePiece []bool
 	// embeddings is llama.cpp's embeddings switch (setEmbeddings).
 	embeddings bool
-	// kvModel is the model file's sha256 once known (kvstate_llama.go).
-	kvModel string
+	// kvModel is the model file's sha256, computed once
+	// (kvstate_llama.go).
+	kvModel func() (string, error)
 }
 
 func loadLlama(o Options) (Engine, error) {
@@ -118,10 +120,14 @@ func loadLlama(o Options) (Engine, error) {
 	if e.opts.Log == nil {
 		e.opts.Log = os.Stderr
 	}
+	e.kvModel = sync.OnceValues(e.modelSum)
 	if n := e.restoreKV(); n > 0 {
 		e.info.RestoredSlots, e.info.SlotTokens = n, e.cache.tokens()
 	}
 	e.info.LoadMS = time.Since(start).Milliseconds()
+	if e.opts.KVDir != "" && e.opts.KVDiskMB > 0 {
+		go e.kvModel() // ready for the save at exit
+	}
 	return e, nil
 }
 

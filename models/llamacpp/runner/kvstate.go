@@ -151,29 +151,51 @@ func readKVState(path string, key kvKey) (savedSlot, error) {
 // readKVStates returns the usable states in dir for key, newest first,
 // at most n. Corrupt files are removed; every file skipped is reported to
 // logf.
-func readKVStates(dir string, key kvKey, n int, logf func(format string, args ...any)) []savedSlot {
+//
+// Only the headers are read first; then one file at a time is read whole
+// and handed to use before the next is read, so a load holds one state in
+// memory beside llama.cpp's copy, not all of them (hundreds of MB on a Pi).
+// use reports whether the state was taken; at most n are.
+func readKVStates(dir string, key kvKey, n int, logf func(format string, args ...any), use func(savedSlot) bool) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.kv"))
 	if err != nil || len(names) == 0 {
-		return nil
+		return
 	}
-	var out []savedSlot
+	type cand struct {
+		path  string
+		saved int64
+	}
+	var cands []cand
+	bad := func(p string, err error) {
+		logf("saved KV state %s ignored and removed: %v", filepath.Base(p), err)
+		_ = os.Remove(p)
+	}
 	for _, p := range names {
-		s, err := readKVState(p, key)
+		h, err := readKVHeaderKey(p, key)
 		switch {
 		case errors.Is(err, errForeign):
 			continue // another runner's: not ours to judge
 		case err != nil:
-			logf("saved KV state %s ignored and removed: %v", filepath.Base(p), err)
-			_ = os.Remove(p)
+			bad(p, err)
 			continue
 		}
-		out = append(out, s)
+		cands = append(cands, cand{p, h.Saved})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Saved.After(out[j].Saved) })
-	if len(out) > n {
-		out = out[:n]
+	sort.Slice(cands, func(i, j int) bool { return cands[i].saved > cands[j].saved })
+	taken := 0
+	for _, c := range cands {
+		if taken >= n {
+			return
+		}
+		s, err := readKVState(c.path, key)
+		if err != nil {
+			bad(c.path, err)
+			continue
+		}
+		if use(s) {
+			taken++
+		}
 	}
-	return out
 }
 
 // pruneKVStates removes this key's files not in keep, then the oldest

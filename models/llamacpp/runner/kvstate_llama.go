@@ -16,6 +16,8 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"runtime/debug"
+	"slices"
 	"time"
 	"unsafe"
 )
@@ -26,20 +28,23 @@ func (e *llamaEngine) kvKey() (kvKey, bool) {
 	if e.opts.KVDir == "" || e.opts.KVDiskMB <= 0 {
 		return kvKey{}, false
 	}
-	if e.kvModel == "" {
-		if err := os.MkdirAll(e.opts.KVDir, 0o700); err != nil {
-			e.logf("saved KV states off: %v", err)
-			return kvKey{}, false
-		}
-		sum, err := modelHash(e.opts.KVDir, e.opts.Model)
-		if err != nil {
-			e.logf("saved KV states off: %v", err)
-			return kvKey{}, false
-		}
-		e.kvModel = sum
+	sum, err := e.kvModel()
+	if err != nil {
+		e.logf("saved KV states off: %v", err)
+		return kvKey{}, false
 	}
-	return kvKey{Model: e.kvModel, Build: cmp.Or(Build.Version, "dev"), Variant: Build.Variant,
+	return kvKey{Model: sum, Build: cmp.Or(Build.Version, "dev"), Variant: Build.Variant,
 		ContextLen: e.nCtxSeq, FlashAttn: cmp.Or(e.opts.FlashAttn, "off"), KVType: "f16"}, true
+}
+
+// modelSum is the model file's sha256 (kvstate.go's modelHash), computed
+// once: at load, in the background, so that a stopping runner does not
+// hash a 1.1 GB file in its stop window (seconds on a Pi 4).
+func (e *llamaEngine) modelSum() (string, error) {
+	if err := os.MkdirAll(e.opts.KVDir, 0o700); err != nil {
+		return "", err
+	}
+	return modelHash(e.opts.KVDir, e.opts.Model)
 }
 
 // restoreKV loads the newest saved states of this model into the slots.
@@ -56,26 +61,33 @@ func (e *llamaEngine) restoreKV() int {
 		return 0
 	}
 	n := 0
-	for _, s := range readKVStates(e.opts.KVDir, key, len(e.cache.slots), e.logf) {
+	readKVStates(e.opts.KVDir, key, len(e.cache.slots), e.logf, func(s savedSlot) bool {
 		if len(s.Tokens) >= e.nCtxSeq {
-			continue
+			return false
 		}
 		p := (*C.uint8_t)(unsafe.Pointer(&s.State[0]))
 		if C.llama_state_seq_set_data(e.cctx(), p, C.size_t(len(s.State)), C.int32_t(n)) == 0 {
 			e.logf("saved KV state of a session ignored: llama.cpp refused it")
 			e.ctx.KvCacheSeqRm(n, 0, -1)
-			continue
+			return false
 		}
 		e.cache.restore(n, s.Session, s.Tokens)
 		n++
-	}
+		return true
+	})
 	e.cache.restored(n)
+	if n > 0 {
+		debug.FreeOSMemory() // the files' bytes, now in llama.cpp's cache
+	}
 	return n
 }
 
 // SaveKV writes the slots' KV states, most recently used first, within
 // the disk budget, and removes this model's states no slot holds now.
 func (e *llamaEngine) SaveKV() {
+	if !slices.ContainsFunc(e.cache.slots, func(s slot) bool { return len(s.tokens) > 0 }) {
+		return // nothing held (an embedding runner): no model hash for nothing
+	}
 	key, ok := e.kvKey()
 	if !ok {
 		return
