@@ -27,7 +27,10 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := membleve.Serve(os.Stdin, os.Stdout); err != nil {
+	// Stdout is the protocol: a library's stray print goes to stderr.
+	proto := os.Stdout
+	os.Stdout = os.Stderr
+	if err := membleve.Serve(os.Stdin, proto); err != nil {
 		fmt.Fprintln(os.Stderr, "openclaw-memindex:", err)
 		os.Exit(1)
 	}

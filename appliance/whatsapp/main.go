@@ -29,7 +29,10 @@ func main() {
 			os.Exit(2)
 		}
 	}
-	if err := whatsapp.ServeChild(os.Stdin, os.Stdout); err != nil {
+	// Stdout is the protocol: a library's stray print goes to stderr.
+	proto := os.Stdout
+	os.Stdout = os.Stderr
+	if err := whatsapp.ServeChild(os.Stdin, proto); err != nil {
 		fmt.Fprintln(os.Stderr, "openclaw-whatsapp:", err)
 		os.Exit(1)
 	}

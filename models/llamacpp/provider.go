@@ -207,9 +207,13 @@ func (p *Pool) Close() {
 		procs = append(procs, pr)
 	}
 	p.mu.Unlock()
+	// At once: each runner saves its KV cache as it leaves, and the
+	// service manager's stop timeout is for all of them together.
+	var wg sync.WaitGroup
 	for _, pr := range procs {
-		pr.stop()
+		wg.Go(pr.stop)
 	}
+	wg.Wait()
 }
 
 // Loaded describes a running runner.

@@ -78,6 +78,9 @@ type process struct {
 	// slots is what each KV slot of the running runner holds (its last
 	// complete reply, or its ready line).
 	slots []int
+	// leaving is closed when the runner last stopped has exited (nil: none
+	// is leaving).
+	leaving <-chan struct{}
 }
 
 // speedTally sums the runner's timed work (RunUsage.PromptMS and
@@ -178,6 +181,19 @@ func (p *process) ensure(ctx context.Context) (*running, error) {
 }
 
 func (p *process) start(ctx context.Context) (*running, error) {
+	// A runner that is leaving saves its sessions' KV cache first (up to
+	// stopWait): the next one starts after it, so it reads that save and
+	// two caches are never in memory at once.
+	p.mu.Lock()
+	leaving := p.leaving
+	p.mu.Unlock()
+	if leaving != nil {
+		select {
+		case <-leaving:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.run != nil {
@@ -449,6 +465,7 @@ func (p *process) armIdle() {
 			return
 		}
 		p.run = nil
+		p.leaving = r.exited
 		p.mu.Unlock()
 		p.log.Info("unloading idle local model", "model", p.path, "idle", p.keepAlive)
 		stopRunner(r)
@@ -477,6 +494,9 @@ func (p *process) stop() {
 	p.mu.Lock()
 	r := p.run
 	p.run = nil
+	if r != nil {
+		p.leaving = r.exited
+	}
 	if p.idle != nil {
 		p.idle.Stop()
 	}
