@@ -161,25 +161,42 @@ func (f *templateFormat) renderContinued(in chattemplate.Input, thinking engine.
 	}
 	in.Messages = msgs
 	in.AddGenerationPrompt = !open
-	applyThinking(&in, thinking, f.tmpl.ThinkingSwitch())
-	prompt, err := f.tmpl.Render(in)
-	if err != nil || !open {
+	if !open {
+		applyThinking(&in, thinking, f.tmpl.ThinkingSwitch())
+		prompt, err := f.tmpl.Render(in)
 		return prompt, err == nil, err
 	}
-	final := in.Messages[len(in.Messages)-1]
+	// The open turn ends where the reply so far ends: a marker appended to
+	// it shows where, once the template has rendered it (found exactly
+	// once, right after the reply's text, or the request is asked the
+	// ordinary way).
+	last := &in.Messages[len(in.Messages)-1]
 	var text strings.Builder
-	for _, b := range final.Content {
+	for _, b := range last.Content {
 		if b.Type == engine.BlockText {
 			text.WriteString(b.Text)
 		}
 	}
 	t := text.String()
-	i := strings.LastIndex(prompt, t)
-	if t == "" || i < 0 {
+	if t == "" {
 		return "", false, nil
 	}
-	return prompt[:i+len(t)], true, nil
+	last.Content = append(append([]engine.Block(nil), last.Content...), engine.TextBlock(continueMark))
+	applyThinking(&in, thinking, f.tmpl.ThinkingSwitch())
+	prompt, err := f.tmpl.Render(in)
+	if err != nil {
+		return "", false, err
+	}
+	i := strings.Index(prompt, continueMark)
+	if i < 0 || strings.Count(prompt, continueMark) != 1 || !strings.HasSuffix(prompt[:i], t) {
+		return "", false, nil
+	}
+	return prompt[:i], true, nil
 }
+
+// continueMark marks the end of a reply being continued (renderContinued):
+// no message holds it (it is built from a private-use character).
+const continueMark = "\ue000openclaw-continue\ue000"
 
 // joinContinued joins each assistant message followed by a [continue]
 // user message and the next assistant message into one; open says the
