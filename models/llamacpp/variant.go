@@ -79,8 +79,15 @@ var Variants = []Variant{
 // kernels — vec.cpp, ops.cpp, llamafile's sgemm — were built at -O2 and,
 // outside ggml-cpu, with assertions on), "-g" as Go has it, and v's own
 // flags. Every build of v must use exactly this string, or Go's build
-// cache compiles llama.cpp once more.
-func (v Variant) CgoFlags() string { return strings.TrimSpace("-O3 -DNDEBUG -g " + v.CFlags) }
+// cache compiles llama.cpp once more. And GGML_USE_CPU_REPACK, which
+// llama.cpp's CMake build sets by default and
+// the binding's cgo build leaves out: without it the CPU backend does not
+// repack Q4_0/Q4_K/IQ4_NL weights into its interleaved layouts, and a
+// real-size Q4_K_M model ran at 0.48x generation and 0.33x prompt speed of
+// llama-bench (qwen3-0.6b-shape, 2 threads, issue 24).
+func (v Variant) CgoFlags() string {
+	return strings.TrimSpace("-O3 -DNDEBUG -g -DGGML_USE_CPU_REPACK " + v.CFlags)
+}
 
 // VariantsFor lists the variants of one architecture, best first.
 func VariantsFor(goarch string) []Variant {
