@@ -160,6 +160,12 @@ func (a *Adapter) start(ctx context.Context) (*proc, error) {
 	}
 	p := &proc{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
 	p.peer = newPeer(stdout, stdin, a.handle)
+	// A child that stops reading would block every write (and so every
+	// call) for good: one write that takes this long kills it.
+	p.peer.stuck = func() {
+		a.cfg.Logger.Error("the channel process does not read its input; killing it", "channel", a.cfg.Channel, "account", a.cfg.Account)
+		_ = cmd.Process.Kill()
+	}
 	go func() {
 		err := p.peer.serve()
 		_ = cmd.Wait()
@@ -168,12 +174,19 @@ func (a *Adapter) start(ctx context.Context) (*proc, error) {
 		}
 		close(p.exited)
 	}()
-	if err := p.peer.call(ctx, "init", a.cfg.Init, nil); err != nil {
+	// A child that never answers init must not hold the adapter (and its
+	// Status, Send) for good.
+	ictx, cancel := context.WithTimeout(ctx, initTimeout)
+	defer cancel()
+	if err := p.peer.call(ictx, "init", a.cfg.Init, nil); err != nil {
 		stopProc(p)
 		return nil, fmt.Errorf("%s process: %w", a.cfg.Channel, err)
 	}
 	return p, nil
 }
+
+// initTimeout bounds the child's start and its init call.
+const initTimeout = 30 * time.Second
 
 // stopProc closes the child's stdin (it leaves) and kills it if it has not
 // gone within 10 s.

@@ -86,6 +86,9 @@ type peer struct {
 	dec *json.Decoder
 
 	handle handler
+	// stuck, when set, is called when a write has not gone through in
+	// writeTimeout (the other side stopped reading).
+	stuck func()
 
 	mu      sync.Mutex
 	next    int64
@@ -104,8 +107,15 @@ func newPeer(r io.Reader, w io.Writer, h handler) *peer {
 func (p *peer) write(m msg) error {
 	p.wmu.Lock()
 	defer p.wmu.Unlock()
+	if p.stuck != nil {
+		t := time.AfterFunc(writeTimeout, p.stuck)
+		defer t.Stop()
+	}
 	return p.enc.Encode(m)
 }
+
+// writeTimeout is how long one message may take to go through the pipe.
+const writeTimeout = 30 * time.Second
 
 // serve reads until the pipe ends, then fails every waiting call and
 // cancels every running one. It returns why the pipe ended.

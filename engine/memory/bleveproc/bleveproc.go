@@ -170,10 +170,27 @@ func (x *Index) start() (bool, error) {
 	return r.Rebuilt, nil
 }
 
+// callTimeout bounds one call: a child that does not answer in time is
+// killed (its lock would otherwise hold every memory search and sync, and
+// the gateway's shutdown, for good). Batches get longer: a first build
+// indexes thousands of chunks.
+var callTimeout = func(op string) time.Duration {
+	switch op {
+	case "search", "count", "close":
+		return 30 * time.Second
+	}
+	return 5 * time.Minute
+}
+
 // roundTrip sends one request and reads its reply. x.mu is held and the
 // child is running.
 func (x *Index) roundTrip(req request) (reply, error) {
 	c := x.child
+	stuck := time.AfterFunc(callTimeout(req.Op), func() {
+		x.cfg.Logger.Error("the memory keyword index process does not answer; killing it", "op", req.Op, "dir", x.dir)
+		_ = c.cmd.Process.Kill() // the pipe closes: the read below fails
+	})
+	defer stuck.Stop()
 	if err := c.enc.Encode(req); err != nil {
 		x.kill()
 		return reply{}, fmt.Errorf("%s: %w", BinaryName, err)

@@ -155,3 +155,33 @@ func TestOpenFailsClearly(t *testing.T) {
 		t.Fatalf("no binary anywhere: %v", err)
 	}
 }
+
+// TestHungChildIsKilled: a child that never answers is killed when its call
+// times out; the call fails, the lock is free, and the next call starts a
+// working child.
+func TestHungChildIsKilled(t *testing.T) {
+	defer bleveproc.SetCallTimeout(300 * time.Millisecond)()
+	hung := true
+	cmd := func() *exec.Cmd {
+		if hung {
+			hung = false
+			return exec.Command("sleep", "600")
+		}
+		return childCmd()
+	}
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: cmd}, filepath.Join(t.TempDir(), "bleve"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	start := time.Now()
+	if _, err := x.Count(); err == nil {
+		t.Fatal("a hung child answered")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the call took %v", d)
+	}
+	if n, err := x.Count(); err != nil || n != 0 {
+		t.Fatalf("after the hung child: %d %v", n, err)
+	}
+}
