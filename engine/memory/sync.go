@@ -67,6 +67,12 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 			force = true
 		}
 	}
+	// A keyword index that started over empty since (its process found it
+	// unreadable: engine/memory/bleveproc) gets every chunk back.
+	if r, ok := ix.text.(interface{ TakeRebuilt() bool }); ok && r.TakeRebuilt() {
+		ix.log.Warn("memory index: the keyword index started over; every chunk goes back into it")
+		force = true
+	}
 	if _, err := os.Stat(ix.cfg.Dir); errors.Is(err, os.ErrNotExist) || (ix.meta.Generation > 0 && ix.dirGone()) {
 		// The index directory was deleted under us: start over.
 		if err := ix.reopen(); err != nil {

@@ -101,6 +101,9 @@ type Index struct {
 	child  *child
 	idle   *time.Timer
 	closed bool
+	// rebuilt says a child found the index unreadable and started it
+	// over empty since the last TakeRebuilt.
+	rebuilt bool
 }
 
 type child struct {
@@ -264,8 +267,13 @@ func (x *Index) call(req request) (reply, error) {
 		}
 	}
 	if x.child == nil {
-		if _, err := x.start(); err != nil {
+		rebuilt, err := x.start()
+		if err != nil {
 			return reply{}, err
+		}
+		if rebuilt {
+			x.rebuilt = true
+			x.cfg.Logger.Warn("the memory keyword index was unreadable and starts over empty", "dir", x.dir)
 		}
 	}
 	defer x.armIdle()
@@ -320,6 +328,17 @@ func (x *Index) Close() error {
 		x.idle.Stop()
 	}
 	return x.stop()
+}
+
+// TakeRebuilt reports (once) whether the index started over empty since
+// the last call: the memory index then puts every chunk back
+// (engine/memory's sync).
+func (x *Index) TakeRebuilt() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.rebuilt
+	x.rebuilt = false
+	return r
 }
 
 // Running reports whether a child is running (tests, status).

@@ -185,3 +185,35 @@ func TestHungChildIsKilled(t *testing.T) {
 		t.Fatalf("after the hung child: %d %v", n, err)
 	}
 }
+
+// TestRebuiltAfterRestart: a child restarted on an index that became
+// unreadable starts it over, and says so once (the memory index then puts
+// every chunk back).
+func TestRebuiltAfterRestart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "bleve")
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd, Idle: 50 * time.Millisecond}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer x.Close()
+	if err := x.Index(docs()); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); x.Running(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle child did not leave")
+		}
+	}
+	if x.TakeRebuilt() {
+		t.Fatal("rebuilt before anything went wrong")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "index_meta.json"), []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := x.Count(); err != nil || n != 0 {
+		t.Fatalf("after the restart on a broken index: %d %v", n, err)
+	}
+	if !x.TakeRebuilt() || x.TakeRebuilt() {
+		t.Fatal("TakeRebuilt did not report the rebuild exactly once")
+	}
+}
