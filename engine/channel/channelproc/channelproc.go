@@ -65,13 +65,13 @@ type Adapter struct {
 
 	mu     sync.Mutex
 	proc   *proc
-	refs   int
 	inbox  channel.Inbox
 	emit   func(channel.LoginEvent)
 	status channel.Status
 }
 
 type proc struct {
+	refs   int // users (Run, Login, Logout); a.mu guards it
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	peer   *peer
@@ -121,7 +121,7 @@ func (a *Adapter) acquire(ctx context.Context) (*proc, error) {
 		}
 		a.proc = p
 	}
-	a.refs++
+	a.proc.refs++
 	return a.proc, nil
 }
 
@@ -131,9 +131,9 @@ func (a *Adapter) acquire(ctx context.Context) (*proc, error) {
 func (a *Adapter) release(p *proc) {
 	a.refreshStatus(p)
 	a.mu.Lock()
-	a.refs--
-	last := a.refs == 0 && a.proc == p
-	if last {
+	p.refs--
+	last := p.refs == 0
+	if last && a.proc == p {
 		a.proc = nil
 	}
 	a.mu.Unlock()

@@ -223,6 +223,10 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 		cancel  context.CancelFunc
 		// cancelled holds ids cancelled before they started.
 		cancelled = map[int64]bool{}
+		// stopping is set once the input ended: what is still queued is
+		// answered with an error, not run (the gateway is gone or
+		// unloading, and the KV cache is saved after the last request).
+		stopping bool
 	)
 	work := make(chan *llamacpp.Request, 64)
 	done := make(chan struct{})
@@ -231,6 +235,12 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 		for req := range work {
 			ctx, c := context.WithCancel(context.Background())
 			mu.Lock()
+			if stopping {
+				mu.Unlock()
+				c()
+				send(llamacpp.Reply{Type: llamacpp.ReplyError, ID: req.ID, Error: "the runner is stopping"})
+				continue
+			}
 			if cancelled[req.ID] {
 				delete(cancelled, req.ID)
 				c()
@@ -267,8 +277,10 @@ func Serve(e Engine, in io.Reader, out io.Writer) error {
 		work <- &req
 	}
 	readErr = sc.Err()
-	// stdin closed: the gateway is unloading us. Stop what runs and leave.
+	// stdin closed: the gateway is unloading us. Stop what runs, skip what
+	// waits, and leave.
 	mu.Lock()
+	stopping = true
 	if cancel != nil {
 		cancel()
 	}
