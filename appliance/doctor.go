@@ -1,6 +1,9 @@
 package main
 
 import (
+	"os/exec"
+
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"errors"
 	"strings"
 
@@ -35,6 +38,7 @@ func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanA
 			}
 			return strings.Join(st.Addrs, " "), nil
 		},
+		Helpers: func() []doctor.Helper { return helperPrograms(cfg) },
 		Models: func() []doctor.ModelFile {
 			var out []doctor.ModelFile
 			for _, e := range registry.List() {
@@ -53,4 +57,24 @@ func doctorConfig(cfg *config.Config, registry *catalog.Registry, lanSide **lanA
 			return out
 		},
 	}
+}
+
+// helperPrograms are the programs this configuration needs beside the
+// gateway, found where the gateway will look for them.
+func helperPrograms(cfg *config.Config) []doctor.Helper {
+	var out []doctor.Helper
+	for _, id := range cfg.AgentIDs() {
+		if ra, _ := cfg.Agent(id); ra.MemorySearch.IsEnabled() {
+			p, err := bleveproc.Binary()
+			out = append(out, doctor.Helper{Name: bleveproc.BinaryName, For: "memory search", Path: p, Err: err})
+			break
+		}
+	}
+	if _, ok := cfg.Channels["whatsapp"]; ok {
+		if _, ok := channelKinds["whatsapp"]; ok {
+			p, err := exec.LookPath(whatsappBinary())
+			out = append(out, doctor.Helper{Name: "openclaw-whatsapp", For: "channels.whatsapp", Path: p, Err: err})
+		}
+	}
+	return out
 }

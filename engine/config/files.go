@@ -92,7 +92,7 @@ type workspaceProblem struct {
 func (c *Config) checkWorkspaces() []workspaceProblem {
 	var out []workspaceProblem
 	seen := map[string]bool{}
-	for _, id := range c.agentIDs() {
+	for _, id := range c.AgentIDs() {
 		a, ok := c.Agent(id)
 		if !ok || a.Workspace == "" || seen[a.Workspace] {
 			continue

@@ -461,7 +461,7 @@ func (c *Config) validateTools(v *validation) {
 }
 
 func (c *Config) validateBindings(v *validation) {
-	ids := c.agentIDs()
+	ids := c.AgentIDs()
 	for i, b := range c.Bindings {
 		p := indexPath("bindings", i)
 		switch {
@@ -483,7 +483,8 @@ func (c *Config) validateBindings(v *validation) {
 }
 
 // agentIDs lists the configured agent ids; with no list, the implicit "main".
-func (c *Config) agentIDs() []string {
+// AgentIDs are the configured agents' ids ("main" when none are listed).
+func (c *Config) AgentIDs() []string {
 	if len(c.Agents.List) == 0 {
 		return []string{"main"}
 	}

@@ -45,6 +45,7 @@ const (
 	NameModels   = "local models"
 	NameChannels = "channels"
 	NameDMScope  = "session scope"
+	NameHelpers  = "helper programs"
 )
 
 func ok(name, detail string) api.DoctorCheck {
@@ -359,6 +360,10 @@ type Inputs struct {
 	// owner's main session (config.SharedMainWarnings), empty when none
 	// do.
 	SharedMain []string
+	// Helpers are the programs the configuration needs beside the gateway
+	// (openclaw-memindex for memory search, openclaw-whatsapp for WhatsApp);
+	// nil: not checked.
+	Helpers []Helper
 
 	Stat      func(string) (fs.FileInfo, error) // os.Lstat
 	Dial      func(socket string) error         // connects to the socket
@@ -428,7 +433,38 @@ func Run(in Inputs) []api.DoctorCheck {
 	if in.SharedMain != nil {
 		cs = append(cs, DMScope(in.SharedMain))
 	}
+	if in.Helpers != nil {
+		cs = append(cs, Helpers(in.Helpers))
+	}
 	return cs
+}
+
+// Helper is one program the gateway starts for a feature the
+// configuration uses: Path where it was found, or Err why not.
+type Helper struct {
+	Name, For, Path string
+	Err             error
+}
+
+// Helpers checks that every helper program the configuration needs is
+// installed where the gateway finds it.
+func Helpers(hs []Helper) api.DoctorCheck {
+	var found, missing []string
+	for _, h := range hs {
+		if h.Err != nil {
+			missing = append(missing, h.Name+" (for "+h.For+"): "+h.Err.Error())
+			continue
+		}
+		found = append(found, h.Name+" "+h.Path)
+	}
+	if len(missing) > 0 {
+		return fail(NameHelpers, strings.Join(missing, "; "),
+			"install the missing programs beside openclaw-gateway (make build writes them to bin/; the image and make release ship them), then restart the gateway")
+	}
+	if len(found) == 0 {
+		return ok(NameHelpers, "none needed by this configuration")
+	}
+	return ok(NameHelpers, strings.Join(found, "; "))
 }
 
 // DMScope checks that no sender who is not an owner shares the owner's

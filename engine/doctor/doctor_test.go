@@ -381,3 +381,23 @@ func TestDMScope(t *testing.T) {
 		t.Error("Run with SharedMain has no session scope warning")
 	}
 }
+
+func TestHelpers(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []Helper
+		want string
+	}{
+		{"none needed", []Helper{}, "ok"},
+		{"found", []Helper{{Name: "openclaw-memindex", For: "memory search", Path: "/usr/bin/openclaw-memindex"}}, "ok"},
+		{"missing", []Helper{{Name: "openclaw-whatsapp", For: "channels.whatsapp", Err: errors.New("not found")}}, "fail"},
+	} {
+		c := Helpers(tc.in)
+		if string(c.Status) != tc.want || c.Name != NameHelpers {
+			t.Errorf("%s: %+v", tc.name, c)
+		}
+		if tc.want == "fail" && !strings.Contains(c.Fix, "beside openclaw-gateway") {
+			t.Errorf("%s: fix %q", tc.name, c.Fix)
+		}
+	}
+}

@@ -21,6 +21,9 @@ type DoctorConfig struct {
 	// SharedMain returns the config's warnings about non-owners sharing
 	// the owner's main session (session.dmScope "main"); nil: not checked.
 	SharedMain func() []string
+	// Helpers lists the helper programs the configuration needs and where
+	// they are (doctor.Helpers); nil: not checked.
+	Helpers func() []doctor.Helper
 	// Facts, if set, replaces this machine's facts (tests).
 	Facts func(*doctor.Inputs)
 }
@@ -43,6 +46,12 @@ func (h *handler) Doctor() api.DoctorReport {
 		in.SharedMain = d.SharedMain()
 		if in.SharedMain == nil {
 			in.SharedMain = []string{}
+		}
+	}
+	if d.Helpers != nil {
+		in.Helpers = d.Helpers()
+		if in.Helpers == nil {
+			in.Helpers = []doctor.Helper{}
 		}
 	}
 	if d.Facts != nil {
