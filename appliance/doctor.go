@@ -3,8 +3,8 @@ package main
 import (
 	"os/exec"
 
-	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"errors"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"strings"
 
 	"github.com/openclaw-edge/edge/engine/config"
