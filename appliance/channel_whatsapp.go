@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"os/exec"
 	"path/filepath"
 
@@ -40,18 +39,3 @@ func init() {
 
 // whatsappStorePath is the account's whatsmeow device store.
 func whatsappStorePath(d chanDeps) string { return filepath.Join(d.StateDir, d.Account+".db") }
-
-// whatsappBinary is openclaw-whatsapp: $OPENCLAW_WHATSAPP (whatsappEnv),
-// else beside the gateway, else on $PATH.
-func whatsappBinary() string {
-	if p := os.Getenv(whatsappEnv); p != "" {
-		return p
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "openclaw-whatsapp")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "openclaw-whatsapp" // $PATH; the start error names it
-}
