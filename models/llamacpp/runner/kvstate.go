@@ -120,20 +120,9 @@ func readKVState(path string, key kvKey) (savedSlot, error) {
 	if err != nil {
 		return savedSlot{}, err
 	}
-	rest, ok := bytes.CutPrefix(data, []byte(kvMagic))
-	if !ok {
-		return savedSlot{}, errors.New("not a state file of this format")
-	}
-	line, body, ok := bytes.Cut(rest, []byte{'\n'})
-	if !ok {
-		return savedSlot{}, errors.New("truncated header")
-	}
-	var h kvHeader
-	if err := json.Unmarshal(line, &h); err != nil {
-		return savedSlot{}, fmt.Errorf("header: %w", err)
-	}
-	if h.Key != key {
-		return savedSlot{}, errForeign
+	h, body, err := parseKVHeader(data, key)
+	if err != nil {
+		return savedSlot{}, err
 	}
 	if h.Tokens <= 0 || h.Bytes <= 0 || int64(len(body)) != 4*int64(h.Tokens)+h.Bytes {
 		return savedSlot{}, fmt.Errorf("truncated or padded: %d bytes after the header, the header says %d tokens and %d state bytes", len(body), h.Tokens, h.Bytes)
@@ -146,6 +135,28 @@ func readKVState(path string, key kvKey) (savedSlot, error) {
 		toks[i] = int(int32(binary.LittleEndian.Uint32(body[4*i:])))
 	}
 	return savedSlot{Session: h.Session, Tokens: toks, State: body[4*h.Tokens:], Saved: time.Unix(0, h.Saved)}, nil
+}
+
+// parseKVHeader reads the magic and the header line at the start of data
+// and returns the header and what follows it; errForeign when the header
+// is another key's.
+func parseKVHeader(data []byte, key kvKey) (kvHeader, []byte, error) {
+	rest, ok := bytes.CutPrefix(data, []byte(kvMagic))
+	if !ok {
+		return kvHeader{}, nil, errors.New("not a state file of this format")
+	}
+	line, body, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok {
+		return kvHeader{}, nil, errors.New("truncated header")
+	}
+	var h kvHeader
+	if err := json.Unmarshal(line, &h); err != nil {
+		return kvHeader{}, nil, fmt.Errorf("header: %w", err)
+	}
+	if h.Key != key {
+		return h, nil, errForeign
+	}
+	return h, body, nil
 }
 
 // readKVStates returns the usable states in dir for key, newest first,
@@ -250,22 +261,8 @@ func readKVHeaderKey(path string, key kvKey) (kvHeader, error) {
 	defer f.Close()
 	buf := make([]byte, len(kvMagic)+4096)
 	n, _ := io.ReadFull(f, buf)
-	rest, ok := bytes.CutPrefix(buf[:n], []byte(kvMagic))
-	if !ok {
-		return kvHeader{}, errors.New("not a state file")
-	}
-	line, _, ok := bytes.Cut(rest, []byte{'\n'})
-	if !ok {
-		return kvHeader{}, errors.New("truncated header")
-	}
-	var h kvHeader
-	if err := json.Unmarshal(line, &h); err != nil {
-		return kvHeader{}, err
-	}
-	if h.Key != key {
-		return h, errForeign
-	}
-	return h, nil
+	h, _, err := parseKVHeader(buf[:n], key)
+	return h, err
 }
 
 // modelHash is the sha256 of the model file, remembered in
