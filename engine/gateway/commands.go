@@ -237,21 +237,10 @@ func (g *Gateway) nextTurnLine(ag *Agent, key engine.SessionKey) string {
 	if err != nil || !ok {
 		return ""
 	}
-	items, err := g.cfg.Sessions.ContextItems(w.ag.ID, key)
+	req, err := g.nextRequest(w, key, w.info, e.SessionID)
 	if err != nil {
 		return ""
 	}
-	msgs := make([]engine.Message, 0, len(items)+1)
-	for i := range items {
-		msgs = append(msgs, items[i].Message)
-	}
-	if w.next != nil && (len(msgs) == 0 || msgs[len(msgs)-1].Role != engine.RoleUser) {
-		if p := w.next(msgs); p != "" {
-			msgs = append(msgs, engine.UserText(p))
-		}
-	}
-	req := w.plan.request(w.info, msgs)
-	req.Thinking, req.SessionID = w.thinking, e.SessionID
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	cached, total, loaded, err := w.info.Cached(ctx, req)

@@ -74,6 +74,29 @@ func (g *Gateway) shape(key engine.SessionKey) (warmShape, bool) {
 	return w, ok
 }
 
+// nextRequest is what key's next turn will send before the new message's
+// own text, as its last turn planned it: the session's context and the
+// known beginning of the next message (not after a user message: some
+// templates require the roles to alternate). For prewarm and /status.
+func (g *Gateway) nextRequest(w warmShape, key engine.SessionKey, info ModelInfo, sessionID string) (*engine.ChatRequest, error) {
+	items, err := g.cfg.Sessions.ContextItems(w.ag.ID, key)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]engine.Message, 0, len(items)+1)
+	for i := range items {
+		msgs = append(msgs, items[i].Message)
+	}
+	if w.next != nil && len(msgs) > 0 && msgs[len(msgs)-1].Role != engine.RoleUser {
+		if p := w.next(msgs); p != "" {
+			msgs = append(msgs, engine.UserText(p))
+		}
+	}
+	req := w.plan.request(info, msgs)
+	req.Thinking, req.SessionID = w.thinking, sessionID
+	return req, nil
+}
+
 // prewarm evaluates key's current prompt prefix on its local primary model
 // in the background (see the top of this file). The caller may hold the
 // session's lane: the work starts once it is free.
@@ -102,32 +125,22 @@ func (g *Gateway) prewarm(key engine.SessionKey, w warmShape) {
 		if ref := e.ModelOverride; ref == "" && w.ag.Model != w.info.Ref || ref != "" && ref != w.info.Ref {
 			return // /model switched since: the next turn uses another model
 		}
-		items, err := g.cfg.Sessions.ContextItems(w.ag.ID, key)
-		if err != nil || len(items) == 0 {
-			return
-		}
-		msgs := make([]engine.Message, len(items))
-		for i := range items {
-			msgs[i] = items[i].Message
-		}
 		// The primary alone: a failover must not send this elsewhere.
 		model, info, _, err := g.cfg.Models.Resolve([]string{w.info.Ref}, nil)
 		if err != nil || !info.Local {
 			return
 		}
-		if w.next != nil && msgs[len(msgs)-1].Role != engine.RoleUser {
-			if p := w.next(msgs); p != "" {
-				msgs = append(msgs, engine.UserText(p))
-			}
+		req, err := g.nextRequest(w, key, info, e.SessionID)
+		if err != nil || len(req.Messages) == 0 {
+			return
 		}
-		req := w.plan.request(info, msgs)
-		req.MaxTokens, req.Thinking, req.SessionID = 1, w.thinking, e.SessionID
+		req.MaxTokens = 1
 		if err := model.Stream(ctx, req, func(engine.Event) {}); err != nil {
 			if ctx.Err() == nil {
 				g.log.Warn("could not prewarm the prompt after a compaction; the next turn evaluates it", "session", key, "err", err)
 			}
 			return
 		}
-		g.log.Debug("prewarmed the prompt after a compaction", "session", key, "messages", len(msgs), "took", time.Since(start))
+		g.log.Debug("prewarmed the prompt after a compaction", "session", key, "messages", len(req.Messages), "took", time.Since(start))
 	}()
 }
