@@ -92,13 +92,7 @@ func TestIdleChildLeavesAndComesBack(t *testing.T) {
 	if err := x.Index(docs()); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for x.Running() {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle child did not leave")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitIdle(t, x)
 	hits, err := x.Search(context.Background(), "green tea", 5)
 	if err != nil || len(hits) != 1 || hits[0].ID != "b" {
 		t.Fatalf("after a restart: %+v %v", hits, err)
@@ -199,11 +193,7 @@ func TestRebuiltAfterRestart(t *testing.T) {
 	if err := x.Index(docs()); err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(10 * time.Second); x.Running(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle child did not leave")
-		}
-	}
+	waitIdle(t, x)
 	if x.TakeRebuilt() {
 		t.Fatal("rebuilt before anything went wrong")
 	}
@@ -215,5 +205,15 @@ func TestRebuiltAfterRestart(t *testing.T) {
 	}
 	if !x.TakeRebuilt() || x.TakeRebuilt() {
 		t.Fatal("TakeRebuilt did not report the rebuild exactly once")
+	}
+}
+
+// waitIdle waits until x's idle child has left.
+func waitIdle(t *testing.T, x *bleveproc.Index) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); x.Running(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle child did not leave")
+		}
 	}
 }
