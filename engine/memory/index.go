@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -86,9 +87,18 @@ type Config struct {
 	NoSyncOnSearch bool
 	// EmbedBatch is how many chunks go to the embedder in one call.
 	EmbedBatch int
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// IdleRelease is how long the index stays unused (no search, no sync)
+	// before it drops its table of contents, vectors and graph from memory;
+	// the next use reads them back from disk. 0 means DefaultIdleRelease,
+	// negative never. Why: the keyword index's child process leaves after
+	// 30 s idle too; the vectors of a 10k-chunk index are ~4 MB of RSS.
+	IdleRelease time.Duration
+	Logger      *slog.Logger
+	Now         func() time.Time
 }
+
+// DefaultIdleRelease is Config.IdleRelease's default (bleveproc.DefaultIdle).
+const DefaultIdleRelease = 30 * time.Second
 
 // DefaultHNSWThreshold: below it the exact scan is fast enough for the
 // 5 ms search bar and has perfect recall (measured in BenchmarkVectorScan).
@@ -114,7 +124,21 @@ type Index struct {
 	lastErr    atomic.Pointer[string]
 	textBroken string // why there is no keyword index, if there is none
 	forceNext  bool   // the next sync rebuilds (set at load; read by sync)
+	graphStale bool   // the graph file named in meta could not be used (mu)
 	syncing    atomic.Bool
+
+	// Idle release (all under mu): users counts the searches and syncs
+	// under way; released says meta, byID, bySlot, vec and graph were
+	// dropped (kept is what Status needs of them meanwhile); unsaved says
+	// a sync started and has not finished well, so memory may be ahead
+	// of the files on disk.
+	users    int
+	released bool
+	unsaved  bool
+	closed   bool
+	kept     summary
+	idle     *time.Timer
+	lastUse  time.Time
 }
 
 func (c *Config) defaults() {
@@ -139,6 +163,9 @@ func (c *Config) defaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.IdleRelease == 0 {
+		c.IdleRelease = DefaultIdleRelease
+	}
 	c.Query.defaults()
 }
 
@@ -153,6 +180,9 @@ func Open(cfg Config) (*Index, error) {
 	ix := &Index{cfg: cfg, log: cfg.Logger.With("agent", cfg.AgentID), byID: map[string]*chunkRef{}, bySlot: map[uint32]*chunkRef{}}
 	ix.load()
 	ix.dirty.Store(true)
+	ix.mu.Lock()
+	ix.armIdle() // an index nobody uses after Open is released too
+	ix.mu.Unlock()
 	return ix, nil
 }
 
@@ -162,16 +192,93 @@ func (ix *Index) MarkDirty() { ix.dirty.Store(true) }
 // Dirty reports whether a sync is due.
 func (ix *Index) Dirty() bool { return ix.dirty.Load() }
 
-// Close closes the keyword index.
+// Close closes the keyword index and stops the idle release.
 func (ix *Index) Close() error {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.closed = true
+	if ix.idle != nil {
+		ix.idle.Stop() // one already firing finds closed and does nothing
+	}
 	if ix.text != nil {
 		err := ix.text.Close()
 		ix.text = nil
 		return err
 	}
 	return nil
+}
+
+// acquire marks the start of a use of the in-memory state (a search, a
+// sync): a released index is loaded again first, and none is released
+// until the matching done.
+func (ix *Index) acquire() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.users++
+	if ix.released {
+		ix.wake()
+	}
+}
+
+// done ends a use; the last one arms the idle release. A timer reset
+// rather than a goroutine that polls: nothing runs while the index idles.
+func (ix *Index) done() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.users--
+	if ix.users == 0 {
+		ix.armIdle()
+	}
+}
+
+// armIdle (re)starts the idle release's timer (mu held).
+func (ix *Index) armIdle() {
+	if ix.closed || ix.cfg.IdleRelease < 0 {
+		return
+	}
+	ix.lastUse = time.Now()
+	if ix.idle == nil {
+		ix.idle = time.AfterFunc(ix.cfg.IdleRelease, ix.idleRelease)
+	} else {
+		ix.idle.Reset(ix.cfg.IdleRelease)
+	}
+}
+
+// idleRelease is the timer's function. A use that ended while the timer
+// was firing has reset it: this early call then leaves it to that one.
+func (ix *Index) idleRelease() {
+	ix.mu.RLock()
+	early := time.Since(ix.lastUse) < ix.cfg.IdleRelease
+	ix.mu.RUnlock()
+	if !early {
+		ix.release()
+	}
+}
+
+// release drops the table of contents, the vectors and the graph when
+// nothing uses them and all of them are on disk (every successful sync
+// wrote them), and gives the memory back to the OS; the next use reads
+// them back the way Open does (wake). The keyword index is a separate
+// handle whose child has its own idle exit: it stays as it is. release
+// reports whether it dropped anything.
+func (ix *Index) release() bool {
+	ix.mu.Lock()
+	if ix.closed || ix.released || ix.users > 0 || ix.unsaved || ix.forceNext {
+		ix.mu.Unlock()
+		return false
+	}
+	ix.kept = ix.summarize()
+	chunks, vecs := ix.kept.chunks, ix.kept.vectors
+	ix.meta = meta{}
+	ix.byID, ix.bySlot = nil, nil
+	ix.vec, ix.graph = nil, nil
+	ix.released = true
+	ix.mu.Unlock()
+	// Else the freed heap stays in the RSS as room for the heap to grow
+	// back into, and the background scavenger returns it slowly if at all.
+	debug.FreeOSMemory()
+	ix.log.Debug("memory index released while idle", "chunks", chunks, "vectors", vecs)
+	return true
 }

@@ -37,6 +37,11 @@
 //   - A search syncs first when the index is dirty, nothing watches the
 //     files, or the index directory was deleted; a sync that changes
 //     nothing writes nothing.
+//   - An index no search or sync used for Config.IdleRelease (30 s, as the
+//     keyword index's child) drops its table of contents, vectors and
+//     graph, all on disk since its last sync, and reads them back at the
+//     next use (~70 ms at 10k chunks on a 2-core VM); Status answers from
+//     a few counters kept meanwhile, without loading them.
 package memory
 
 import "context"

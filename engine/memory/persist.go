@@ -55,14 +55,11 @@ func (ix *Index) textFingerprint() string {
 	return fmt.Sprintf("v%d|chunk %d/%d|extra %s", metaVersion, ix.cfg.ChunkTokens, ix.cfg.OverlapTokens, strings.Join(ix.cfg.ExtraPaths, ","))
 }
 
-// load reads meta, the keyword index and the vectors; whatever is missing,
-// corrupt or out of step is dropped so the next sync rebuilds it.
+// load reads meta, the keyword index and the vectors (at Open); whatever
+// is missing, corrupt or out of step is dropped so the next sync rebuilds
+// it.
 func (ix *Index) load() {
-	m, err := readMeta(filepath.Join(ix.cfg.Dir, "meta.json"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		ix.log.Warn("memory index: table of contents unreadable; rebuilding from the files", "err", err)
-	}
-	fresh := m == nil || m.Version != metaVersion || m.TextFingerprint != ix.textFingerprint()
+	m, fresh := ix.readMetaFile()
 	if ix.cfg.OpenText != nil {
 		t, rebuilt, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve"))
 		if err != nil {
@@ -76,6 +73,64 @@ func (ix *Index) load() {
 			}
 		}
 	}
+	ix.loadState(m, fresh, func() (uint64, error) { return ix.text.Count() })
+}
+
+// readMetaFile reads the table of contents; fresh: there is none this
+// configuration can use.
+func (ix *Index) readMetaFile() (m *meta, fresh bool) {
+	m, err := readMeta(filepath.Join(ix.cfg.Dir, "meta.json"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		ix.log.Warn("memory index: table of contents unreadable; rebuilding from the files", "err", err)
+	}
+	return m, m == nil || m.Version != metaVersion || m.TextFingerprint != ix.textFingerprint()
+}
+
+// wake reads back what release dropped, the way Open does (mu held), but
+// keeps the keyword index that is open: it was in step with the table of
+// contents when the state was dropped, and a child that found it
+// unreadable since says so to the next sync (TakeRebuilt). Whatever did
+// not come back as it was (a vectors file corrupted meanwhile) is logged
+// and the index marked dirty, so the next search or sync rebuilds it.
+func (ix *Index) wake() {
+	was := ix.kept
+	ix.released, ix.kept = false, summary{}
+	ix.meta = meta{}
+	ix.byID, ix.bySlot = map[string]*chunkRef{}, map[uint32]*chunkRef{}
+	ix.vec, ix.graph = nil, nil
+	m, fresh := ix.readMetaFile()
+	if fresh && m == nil && ix.text != nil && was.chunks > 0 {
+		// The table of contents is gone: the keyword index holds docs
+		// nothing lists, which would take top-k places for good.
+		ix.log.Warn("memory index: no table of contents; rebuilding it and the keyword index from the files")
+		ix.restartText()
+	}
+	ix.loadState(m, fresh, func() (uint64, error) { return uint64(was.chunks), nil })
+	if ix.meta.Generation == was.generation && ix.meta.LastSync.Before(was.lastSync) {
+		ix.meta.LastSync = was.lastSync // a sync that changed nothing does not write it
+	}
+	if now := ix.summarize(); !now.sameState(was) || ix.forceNext {
+		ix.log.Warn("memory index: not all of it came back from disk; the next sync rebuilds it",
+			"chunks", now.chunks, "was", was.chunks, "vectors", now.vectors, "vectorsWere", was.vectors, "mode", now.mode, "modeWas", was.mode)
+		ix.dirty.Store(true)
+	}
+}
+
+// restartText empties the keyword index by removing its directory (ix.text
+// is open; mu held or the index not shared yet).
+func (ix *Index) restartText() {
+	_ = ix.text.Close()
+	ix.text = nil
+	_ = os.RemoveAll(filepath.Join(ix.cfg.Dir, "bleve"))
+	if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
+		ix.text = t
+	}
+}
+
+// loadState fills meta, byID, bySlot, vec and graph from m; textDocs says
+// how many docs the keyword index holds (ix.text set).
+func (ix *Index) loadState(m *meta, fresh bool, textDocs func() (uint64, error)) {
+	ix.graphStale = false
 	if fresh {
 		if m != nil && ix.text != nil {
 			// Drop what the old table of contents says is indexed.
@@ -93,12 +148,7 @@ func (ix *Index) load() {
 	if err := m.validate(); err != nil {
 		ix.log.Warn("memory index: table of contents inconsistent; rebuilding from the files", "err", err)
 		if ix.text != nil {
-			_ = ix.text.Close()
-			ix.text = nil
-			_ = os.RemoveAll(filepath.Join(ix.cfg.Dir, "bleve"))
-			if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
-				ix.text = t
-			}
+			ix.restartText()
 		}
 		ix.meta = meta{Version: metaVersion, TextFingerprint: ix.textFingerprint(), Files: map[string]*fileMeta{}}
 		return
@@ -109,6 +159,7 @@ func (ix *Index) load() {
 	}
 	var vec *vectors
 	if m.VectorsFile != "" {
+		var err error
 		vec, err = readVectors(filepath.Join(ix.cfg.Dir, m.VectorsFile))
 		if err != nil || vec.dim != m.Dim {
 			ix.log.Warn("memory index: vectors unreadable; re-embedding (from the cache where possible)", "err", err)
@@ -138,16 +189,10 @@ func (ix *Index) load() {
 	// Keyword docs the table of contents does not list (a crash between
 	// the two writes) would take top-k places for good: start over.
 	if ix.text != nil {
-		if n, err := ix.text.Count(); err != nil || n != uint64(len(ix.byID)) {
+		if n, err := textDocs(); err != nil || n != uint64(len(ix.byID)) {
 			ix.log.Warn("memory index: keyword index out of step; rebuilding it", "docs", n, "chunks", len(ix.byID))
-			_ = ix.text.Close()
-			ix.text = nil
-			_ = os.RemoveAll(filepath.Join(ix.cfg.Dir, "bleve"))
-			if t, _, err := ix.cfg.OpenText(filepath.Join(ix.cfg.Dir, "bleve")); err == nil {
-				ix.text = t
-			}
+			ix.restartText()
 			ix.forceNext = true // every chunk back into the keyword index
-
 		}
 	}
 	if vec != nil && m.GraphFile != "" && ix.cfg.Graph != nil {
@@ -160,6 +205,9 @@ func (ix *Index) load() {
 				ix.graph = g
 			}
 		}
+		// The graph the next sync builds again is written even if nothing
+		// else changed: else every start (and every wake) builds it again.
+		ix.graphStale = ix.graph == nil
 	}
 }
 
@@ -280,6 +328,7 @@ func (ix *Index) save() error {
 		}
 	}
 	ix.meta = next
+	ix.graphStale = false
 	if ix.vec != nil && ix.vec.n == 0 {
 		ix.vec = nil
 	}

@@ -143,6 +143,8 @@ type cand struct {
 // leaves the other; it fails only on a cancelled context or when neither
 // side exists.
 func (ix *Index) Search(ctx context.Context, query string, opt Options) (*Response, error) {
+	ix.acquire() // a released index is read back from disk first
+	defer ix.done()
 	query = strings.TrimSpace(query)
 	if len(query) > maxQueryBytes {
 		query = query[:maxQueryBytes]

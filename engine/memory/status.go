@@ -39,25 +39,60 @@ type Status struct {
 	Warning    string   `json:"warning,omitempty"`
 }
 
-// Status reports the index as it is now (no sync).
-func (ix *Index) Status() Status {
-	ix.mu.RLock()
-	st := Status{
-		AgentID: ix.cfg.AgentID, Workspace: ix.cfg.Workspace, Dir: ix.cfg.Dir,
-		Files: len(ix.meta.Files), Chunks: len(ix.byID), LastSync: ix.meta.LastSync,
-		Provider: ix.meta.Provider, Model: ix.meta.Model, Fallback: ix.meta.Fallback,
-		Dimensions: ix.meta.Dim, TextIndex: ix.text != nil, VectorMode: "none",
-		Fingerprint: ix.meta.TextFingerprint,
+// summary is what Status needs of the table of contents, the vectors and
+// the graph: a few numbers and names, kept while those are released so
+// that a status (`openclaw status`, /status) does not load them again.
+type summary struct {
+	files, chunks, vectors, dim int
+	mode                        string // exact | hnsw | none
+	generation                  int64
+	lastSync                    time.Time
+	provider, model             string
+	fallback                    bool
+	textFP, vectorFP            string
+}
+
+// summarize describes the loaded state (mu held); released: what was kept.
+func (ix *Index) summarize() summary {
+	if ix.released {
+		return ix.kept
 	}
-	if ix.meta.VectorFingerprint != "" {
-		st.Fingerprint += " | " + ix.meta.VectorFingerprint
+	s := summary{
+		files: len(ix.meta.Files), chunks: len(ix.byID), dim: ix.meta.Dim, mode: "none",
+		generation: ix.meta.Generation, lastSync: ix.meta.LastSync,
+		provider: ix.meta.Provider, model: ix.meta.Model, fallback: ix.meta.Fallback,
+		textFP: ix.meta.TextFingerprint, vectorFP: ix.meta.VectorFingerprint,
 	}
 	if ix.vec != nil {
-		st.Vectors = ix.vec.n
-		st.VectorMode = "exact"
+		s.vectors, s.mode = ix.vec.n, "exact"
 		if ix.graph != nil {
-			st.VectorMode = "hnsw"
+			s.mode = "hnsw"
 		}
+	}
+	return s
+}
+
+// sameState compares all but the time of the last sync.
+func (s summary) sameState(o summary) bool {
+	s.lastSync, o.lastSync = time.Time{}, time.Time{}
+	return s == o
+}
+
+// Status reports the index as it is now (no sync). It reads no more than
+// what a released index keeps, so it neither loads one nor keeps one
+// from being released.
+func (ix *Index) Status() Status {
+	ix.mu.RLock()
+	sum := ix.summarize()
+	st := Status{
+		AgentID: ix.cfg.AgentID, Workspace: ix.cfg.Workspace, Dir: ix.cfg.Dir,
+		Files: sum.files, Chunks: sum.chunks, Vectors: sum.vectors, LastSync: sum.lastSync,
+		Provider: sum.provider, Model: sum.model, Fallback: sum.fallback,
+		Dimensions: sum.dim, TextIndex: ix.text != nil, VectorMode: sum.mode,
+		Fingerprint: sum.textFP,
+	}
+	if sum.vectorFP != "" {
+		st.Fingerprint += " | " + sum.vectorFP
 	}
 	if ix.text == nil && ix.textBroken != "" {
 		st.Warning = "no keyword index: " + ix.textBroken

@@ -40,6 +40,11 @@ type SyncResult struct {
 func (ix *Index) Sync(ctx context.Context, force bool, progress func(Progress)) (*SyncResult, error) {
 	ix.syncMu.Lock()
 	defer ix.syncMu.Unlock()
+	ix.acquire() // before dirty is cleared: a wake may set it
+	defer ix.done()
+	ix.mu.Lock()
+	ix.unsaved = true // memory may run ahead of the disk until this sync succeeds
+	ix.mu.Unlock()
 	ix.syncing.Store(true)
 	defer ix.syncing.Store(false)
 	start := ix.cfg.Now()
@@ -51,6 +56,9 @@ func (ix *Index) Sync(ctx context.Context, force bool, progress func(Progress)) 
 		ix.lastErr.Store(&s)
 		return nil, err
 	}
+	ix.mu.Lock()
+	ix.unsaved = false
+	ix.mu.Unlock()
 	ix.lastErr.Store(nil)
 	res.Duration = ix.cfg.Now().Sub(start)
 	return res, nil
@@ -99,6 +107,7 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 		hash   string
 	}
 	var changed []change
+	touched := false // a file's size or time changed, not its text
 	present := map[string]bool{}
 	for _, f := range files {
 		present[f.Path] = true
@@ -117,6 +126,7 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 			ix.mu.Lock()
 			old.Size, old.MTime = f.Size, f.MTime
 			ix.mu.Unlock()
+			touched = true
 			continue
 		}
 		changed = append(changed, change{f: f, hash: h, chunks: ChunkText(f.Path, b, ix.cfg.ChunkTokens, ix.cfg.OverlapTokens)})
@@ -222,10 +232,14 @@ func (ix *Index) sync(ctx context.Context, force bool, progress func(Progress)) 
 	}
 	res.Provider, res.Model, res.Fallback = ix.meta.Provider, ix.meta.Model, ix.meta.Fallback
 	// Nothing changed (the common case: a search, a session start): no
-	// rewrite of the vectors and the table of contents.
+	// rewrite of the vectors and the table of contents. A file's new time
+	// and a graph built again are written, though: what is on disk is all
+	// an idle index keeps (Config.IdleRelease), and a restart would
+	// otherwise hash the file, or build the graph, again.
 	ix.mu.RLock()
 	same := !res.Rebuilt && len(changed) == 0 && len(gone) == 0 && res.Embedded+res.Cached == 0 &&
-		ix.meta.Generation > 0 && ix.meta.VectorFingerprint == before
+		ix.meta.Generation > 0 && ix.meta.VectorFingerprint == before &&
+		!touched && !ix.graphStale && (ix.graph != nil) == (ix.meta.GraphFile != "")
 	ix.mu.RUnlock()
 	if same && !ix.dirGone() {
 		ix.mu.Lock()
