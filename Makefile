@@ -9,7 +9,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test bench-local bench-llama release runner-variants eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
+.PHONY: all build build-pure run test bench-local bench-llama release runner-variants bench-real eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
 
 all: build
 
@@ -37,6 +37,8 @@ RUNNER_CFLAGS = $(eval RUNNER_CFLAGS := $$(shell GOOS= GOARCH= $(GO) run ./appli
 RUNNER_ENV    = CGO_CFLAGS="$(RUNNER_CFLAGS)" CGO_CXXFLAGS="$(RUNNER_CFLAGS)"
 
 ## build: bin/openclaw-gateway (pure Go), bin/openclaw-runner (llama.cpp, cgo, for this CPU) and bin/openclaw
+# (with bin/openclaw-migrate beside it: `openclaw migrate` runs it, so the
+# other commands do not link its SQLite and zstd readers)
 # The gateway never links llama.cpp (docs/design.md §11: its idle RSS within 2 MB
 # of the pure build's): local models run in openclaw-runner, which the
 # gateway finds beside its own executable (or $OPENCLAW_RUNNER, or $PATH).
@@ -48,7 +50,8 @@ build: deps
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-gateway ./appliance
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-memindex ./appliance/memindex
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-whatsapp ./appliance/whatsapp
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw ./cli
+	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/openclaw-migrate ./cli/migrate/openclaw-migrate
 
 ## build-pure: the gateway alone, pure Go, no C compiler needed; cross-compiles (e.g. GOARCH=arm64)
 # Since the runner became its own binary this is the gateway `make build`
@@ -127,9 +130,25 @@ check: deps
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 ./...
 
-## bench: benchmarks (pipeline overhead, store, parsers); see docs/benchmarks.md
+## bench: benchmarks (pipeline overhead, store, parsers, the box table of
+## BenchmarkBox), then bench-real; see docs/benchmarks.md
 bench: deps
 	$(RUNNER_ENV) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
+	@$(MAKE) --no-print-directory bench-real
+
+## bench-real: the box table's speed rows: tokens/s of openclaw-runner beside
+## llama.cpp's llama-bench on the real-sized models (REAL_MODELS, generated
+## shapes), with 1 thread and with every core, prompt and generation
+## (bench-llama, so root; without root it says so and skips). A few minutes
+## per model the first time (the shapes are written once into SHAPE_DIR).
+REAL_MODELS ?= qwen3-0.6b-shape llama-3.2-1b-instruct-shape qwen3-1.7b-shape
+bench-real: build
+	@if [ "$$(id -u)" -ne 0 ]; then echo "bench-real: skipped: llama-bench runs in a Debian sid chroot, which needs root (sudo make bench-real)"; exit 0; fi; \
+	threads="1"; [ "$$(nproc)" -gt 1 ] && threads="1 $$(nproc)"; \
+	echo "box: tokens/s at real size, openclaw-runner vs llama-bench (prompt 128 tokens, 32 generated after them; best of 2 rounds × 3 runs a side)"; \
+	for t in $$threads; do \
+	  $(MAKE) --no-print-directory bench-llama MODEL="$(REAL_MODELS)" THREADS=$$t PROMPT=128 GEN=32 REPS=3 ROUNDS=2 >/dev/null || exit 1; \
+	done
 
 ## bench-local: local generation and prompt speed of openclaw-runner (the variant
 ## the gateway would start), one JSON line per model:
@@ -185,6 +204,7 @@ release: deps
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-memindex ./appliance/memindex; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-whatsapp ./appliance/whatsapp; \
 	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw ./cli; \
+	  CGO_ENABLED=0 GOOS=linux GOARCH=$$arch $(GO) build -ldflags "$(LDFLAGS)" -o $$out/openclaw-migrate ./cli/migrate/openclaw-migrate; \
 	  $(MAKE) --no-print-directory runner-variants GOARCH=$$arch OUT=$$out; \
 	done
 
@@ -285,6 +305,7 @@ image:
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-memindex ./appliance/memindex
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-whatsapp ./appliance/whatsapp
 	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw ./cli
+	$(IMAGE_GOFLAGS) $(GO) build -ldflags "$(LDFLAGS)" -o $(IMAGE_OUT)/bin/openclaw-migrate ./cli/migrate/openclaw-migrate
 	@rm -f $(IMAGE_OUT)/bin/openclaw-runner*
 ifeq ($(RUNNER),1)
 	$(MAKE) --no-print-directory runner-variants GOARCH=arm64 OUT=$(IMAGE_OUT)/bin

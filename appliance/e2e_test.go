@@ -18,15 +18,17 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool/exec/sandbox"
 
 	"github.com/openclaw-edge/edge/cli/command"
+	climigrate "github.com/openclaw-edge/edge/cli/migrate"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	membleve "github.com/openclaw-edge/edge/engine/memory/bleve"
 	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
-// TestMain makes this test binary double as both real binaries: scripts run
-// `openclaw-gateway` and `openclaw` as separate processes, so SIGKILL in a
-// script kills a real gateway process.
+// TestMain makes this test binary double as the real binaries: scripts run
+// `openclaw-gateway` and `openclaw` (and, through `openclaw migrate`,
+// openclaw-migrate) as separate processes, so SIGKILL in a script kills a
+// real gateway process.
 // whatsappChild is openclaw-whatsapp's main in this test binary (set by
 // channel_whatsapp_test.go where WhatsApp is built in).
 var whatsappChild func()
@@ -39,6 +41,8 @@ func TestMain(m *testing.M) {
 		os.Exit(execute(os.Args[1:]))
 	}
 	cmds := command.TestscriptCommands()
+	// `openclaw migrate …` becomes openclaw-migrate, found beside openclaw.
+	cmds[command.MigrateBinary] = func() { os.Exit(climigrate.Main()) }
 	cmds["openclaw-gateway"] = func() { os.Exit(execute(os.Args[1:])) }
 	// The memory keyword index's child (engine/memory/bleveproc) is this
 	// test binary too, under its name: what appliance/memindex runs.

@@ -33,6 +33,7 @@ func TestOwnInitsAreCheap(t *testing.T) {
 	for _, b := range []struct{ name, pkg string }{
 		{"openclaw-gateway", "."},
 		{"openclaw", "../cli"},
+		{"openclaw-migrate", "../cli/migrate/openclaw-migrate"},
 	} {
 		bin := filepath.Join(dir, b.name)
 		build := exec.Command("go", "build", "-tags", "nollamacpp", "-o", bin, b.pkg)

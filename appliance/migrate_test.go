@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openclaw-edge/edge/cli/command"
+	climigrate "github.com/openclaw-edge/edge/cli/migrate"
 	"github.com/openclaw-edge/edge/cli/openclawdir"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
@@ -40,7 +40,9 @@ func TestMigrateRealOpenClaw(t *testing.T) {
 	migrate := func() map[string]any {
 		t.Helper()
 		var out, errb bytes.Buffer
-		root := command.New(strings.NewReader(""), &out, &errb)
+		// In-process, with migrate built in (openclaw's would run
+		// openclaw-migrate; the scripts do).
+		root := climigrate.New(strings.NewReader(""), &out, &errb)
 		root.SetArgs([]string{"--socket", m.Socket, "migrate", "openclaw", fixture, "--apply", "--deleted", "--json"})
 		if err := root.ExecuteContext(context.Background()); err != nil {
 			t.Fatalf("migrate: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())

@@ -70,7 +70,7 @@ rm -rf "$OUT/genimage-tmp"
 # What the customize hook installs, staged in one folder it reads.
 STAGE=$OUT/stage
 rm -rf "$STAGE"; mkdir -p "$STAGE"
-cp "$BINDIR/openclaw-gateway" "$BINDIR/openclaw" "$BINDIR/openclaw-memindex" "$BINDIR/openclaw-whatsapp" "$STAGE/"
+cp "$BINDIR/openclaw-gateway" "$BINDIR/openclaw" "$BINDIR/openclaw-migrate" "$BINDIR/openclaw-memindex" "$BINDIR/openclaw-whatsapp" "$STAGE/"
 for f in "$BINDIR"/openclaw-runner*; do
   [ -x "$f" ] && cp "$f" "$STAGE/"
 done

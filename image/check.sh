@@ -65,7 +65,7 @@ rcat() { debugfs -R "cat $1" "$ROOT" 2>/dev/null; }
 rexists() { debugfs -R "stat $1" "$ROOT" 2>&1 | grep -q '^Inode:'; }
 # (|| true: head closing the pipe early makes debugfs fail under pipefail.)
 elf_arm64() { local h; h=$(debugfs -R "cat $1" "$ROOT" 2>/dev/null | head -c 20 | od -An -tx1 | tr -d ' \n' || true); [[ $h == 7f454c4602010100*0200b700 ]]; }
-for b in /usr/bin/openclaw-gateway /usr/bin/openclaw /usr/bin/openclaw-memindex /usr/bin/openclaw-whatsapp; do
+for b in /usr/bin/openclaw-gateway /usr/bin/openclaw /usr/bin/openclaw-migrate /usr/bin/openclaw-memindex /usr/bin/openclaw-whatsapp; do
   elf_arm64 "$b" && ok "$b (linux/arm64 ELF)" || bad "$b missing or not arm64"
 done
 # With a local runner (RUNNER=1 / MODEL=): both Pi variants, the Pi 4's

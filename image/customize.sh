@@ -26,7 +26,7 @@ done
 # The gateway, the CLI (and the runners when they were built: the Pi 4's
 # baseline openclaw-runner and the Pi 5's openclaw-runner-<variant>; the
 # gateway starts the best one the CPU runs), the unit, the user.
-install -m 0755 "$S/openclaw-gateway" "$S/openclaw" "$S/openclaw-memindex" "$S/openclaw-whatsapp" "$R/usr/bin/"
+install -m 0755 "$S/openclaw-gateway" "$S/openclaw" "$S/openclaw-migrate" "$S/openclaw-memindex" "$S/openclaw-whatsapp" "$R/usr/bin/"
 for f in "$S"/openclaw-runner*; do
   [ -x "$f" ] && install -m 0755 "$f" "$R/usr/bin/"
 done

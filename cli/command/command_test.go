@@ -16,10 +16,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the testscript files' expected output")
 
-func TestMain(m *testing.M) {
-	testscript.Main(m, TestscriptCommands())
-}
-
 // TestScripts runs testdata/script/*.txtar; each script gets its own fake
 // gateway on $OPENCLAW_SOCKET.
 func TestScripts(t *testing.T) {

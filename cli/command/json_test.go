@@ -43,7 +43,8 @@ var jsonArgs = map[string][]string{
 // per line (a log follows).
 var jsonLinesCommands = map[string]bool{"openclaw logs": true}
 
-// jsonCommands are the commands of the tree that have --json.
+// jsonCommands are the commands of the tree that have --json, with
+// migrate's real command (LinkedForTests) in place of its stand-in.
 func jsonCommands(t *testing.T) []string {
 	t.Helper()
 	var out []string
@@ -56,7 +57,7 @@ func jsonCommands(t *testing.T) []string {
 			walk(s)
 		}
 	}
-	walk(New(strings.NewReader(""), io.Discard, io.Discard))
+	walk(NewWith(strings.NewReader(""), io.Discard, io.Discard, LinkedForTests))
 	if len(out) < 20 {
 		t.Fatalf("found only %d --json commands: %v", len(out), out)
 	}
@@ -103,7 +104,7 @@ func TestJSONConvention(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 				defer cancel()
 				var stdout, stderr bytes.Buffer
-				code := run(ctx, tc.argv, strings.NewReader(""), &stdout, &stderr)
+				code := runWith(ctx, tc.argv, strings.NewReader(""), &stdout, &stderr, options{linked: LinkedForTests})
 				dec := json.NewDecoder(bytes.NewReader(stdout.Bytes()))
 				var v any
 				if err := dec.Decode(&v); err != nil {

@@ -1,136 +1,185 @@
 package command
 
-// `openclaw migrate openclaw [DIR]`: the flags and the output; the
-// migration itself is package cli/migrate.
+// `openclaw migrate …`: a stand-in that becomes openclaw-migrate, the
+// program that holds the real command (cli/migrate) and the SQLite and zstd
+// readers it needs, so that no other command pays for linking them (see
+// Linked).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-
-	"github.com/openclaw-edge/edge/cli/migrate"
-	"github.com/openclaw-edge/edge/cli/openclawdir"
 )
 
-// openOpenClaw opens a state dir; a variable for tests.
-var openOpenClaw = func(path string) (migrate.Source, error) { return openclawdir.Open(path) }
+// MigrateBinary is the program that holds `openclaw migrate`
+// (cli/migrate/openclaw-migrate).
+const MigrateBinary = "openclaw-migrate"
 
-// migrateOptions are migrate's flags: what to do, and how to print it.
-type migrateOptions struct {
-	migrate.Options
-	asJSON bool
-}
+// MigrateEnv, when set, is openclaw-migrate's path (tests, unusual
+// installs); otherwise it is looked for beside openclaw, then on $PATH.
+const MigrateEnv = "OPENCLAW_MIGRATE"
 
-func (a *app) migrateCmd() *cobra.Command {
-	var opt migrateOptions
+const migrateShort = "Move to OpenClaw Edge from another assistant"
+
+// migrateCmd is the migrate group: the real one when l links it
+// (openclaw-migrate), else the stand-in that runs openclaw-migrate with the
+// whole command line. The stand-in parses nothing (DisableFlagParsing):
+// flags, --help, usage errors and completion are the helper's, so they
+// read as they did when openclaw held the command.
+func (a *app) migrateCmd(l Linked) *cobra.Command {
+	if l.Migrate != nil {
+		return group("migrate", migrateShort, l.Migrate(Env{a})...)
+	}
 	cmd := &cobra.Command{
-		Use:   "openclaw [DIR]",
-		Short: "Bring an OpenClaw install's config, workspace and sessions into this gateway",
-		Long: `Read an OpenClaw state dir (DIR, default ~/.openclaw) on this machine and
-import it into the gateway through its control API — the local one, or a
-paired box with --gateway:
+		Use:   "migrate",
+		Short: migrateShort,
+		Long: migrateShort + `:
 
-  config      the openclaw.json sections OpenClaw Edge implements (models,
-              auth, agents, session, tools, memory, commands, messages,
-              bindings, channels), validated by the gateway; every other key
-              is listed as not migrated. Security settings — tools and exec
-              policy, commands (owners), channels, bindings, model
-              providers, auth, memory search, the agents list — are held
-              back until you have read them and pass --include-security;
-              a ${VAR} reference outside a secret field is never carried.
-              --json shows each value (secrets redacted). Restart the
-              gateway to apply it.
-  workspace   AGENTS.md, SOUL.md, TOOLS.md, IDENTITY.md, USER.md,
-              BOOTSTRAP.md, HEARTBEAT.md, MEMORY.md and memory/ of each agent.
-  sessions    every session: the SQLite store, legacy sessions/*.jsonl and
-              archived (reset) sessions; deleted-session archives with
-              --deleted. A key's current session keeps its key; archived ones
-              get agent:<agent>:archived-<session id>.
+  openclaw migrate openclaw [DIR]   bring an OpenClaw install's config,
+                                    workspace and sessions into this gateway
 
-Nothing changes without --apply: the default is a dry run that prints what
-would happen. Running it again is safe: what is already here is skipped
-(a second --apply imports nothing and says so). A workspace file that
-differs here is kept unless --overwrite. OpenClaw's files are only read.
-
-Stop OpenClaw's gateway first if it uses the same chat channels: two
-gateways polling one bot token steal each other's messages.`,
-		Example: `  openclaw migrate openclaw                 # dry run of ~/.openclaw
-  openclaw migrate openclaw --apply
-  openclaw migrate openclaw --json | jq '.items[] | select(.kind=="config")'
-  openclaw migrate openclaw --apply --include-security   # after reading the held-back settings
-  openclaw migrate openclaw /backup/.openclaw --apply --deleted
-  openclaw migrate openclaw --gateway pi --apply --json`,
-		Args:              usageArgs(cobra.MaximumNArgs(1)),
-		ValidArgsFunction: cobra.FixedCompletions(nil, cobra.ShellCompDirectiveFilterDirs),
+These commands are in ` + MigrateBinary + `, installed beside openclaw (or
+named by $` + MigrateEnv + `), which migrate runs with the same command line:
+` + "`openclaw migrate openclaw --help`" + ` shows its help.`,
+		Args:               cobra.ArbitraryArgs,
+		DisableFlagParsing: true,
+		// The socket is checked by openclaw-migrate, which parses the flags.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := ""
-			if len(args) == 1 {
-				dir = args[0]
+			return a.runMigrate(cmd.Context(), a.migrateArgs(args))
+		},
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			// Only by becoming the helper: a child's completions would
+			// come out before ours.
+			if a.replace != nil {
+				argv := a.args
+				if argv == nil {
+					argv = append(append([]string{cobra.ShellCompRequestCmd, "migrate"}, args...), toComplete)
+				}
+				_ = a.runMigrate(cmd.Context(), argv) // returns only when it could not run: no completions
 			}
-			err := a.migrate(cmd.Context(), dir, opt)
-			var pe *partialError
-			if errors.As(err, &pe) {
-				return err // the report (ok: false) is printed already
-			}
-			return a.jsonFailure(opt.asJSON, err)
+			return nil, cobra.ShellCompDirectiveNoFileComp
 		},
 	}
-	cmd.Flags().BoolVar(&opt.Apply, "apply", false, "do it (default: a dry run that changes nothing)")
-	cmd.Flags().BoolVar(&opt.Deleted, "deleted", false, "also import deleted-session archives (*.jsonl.deleted.*)")
-	cmd.Flags().BoolVar(&opt.Overwrite, "overwrite", false, "replace workspace files that differ here, and set config keys holding secrets again")
-	cmd.Flags().BoolVar(&opt.Security, "include-security", false, "also carry the security settings (tools and exec policy, owners, channels, bindings, model endpoints, auth, memory paths) after you have read them")
-	cmd.Flags().BoolVar(&opt.asJSON, "json", false, "print the result as JSON")
-	return group("migrate", "Move to OpenClaw Edge from another assistant", cmd)
+	// `openclaw help migrate …` is the helper's help too; without the
+	// helper, this command's, and why the helper did not answer.
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		argv := a.args
+		if argv == nil {
+			argv = []string{"migrate", "--help"}
+		}
+		err := a.runMigrate(c.Context(), argv)
+		if err == nil {
+			return
+		}
+		c.Root().HelpFunc()(c, args)
+		fmt.Fprintf(a.stderr, "openclaw: %v\n", err)
+	})
+	return cmd
 }
 
-// defaultOpenClawDir is OpenClaw's home: $OPENCLAW_STATE_DIR is ours, so
-// only the home directory counts.
-func defaultOpenClawDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the home directory for ~/.openclaw: %w (pass DIR)", err)
+// migrateArgs is openclaw-migrate's command line: openclaw's own, whole,
+// when run has it (global flags before `migrate` included), else the
+// words after migrate, which cobra leaves to a command without flag
+// parsing (global flags included too).
+func (a *app) migrateArgs(args []string) []string {
+	if a.args != nil {
+		return a.args
 	}
-	return filepath.Join(home, ".openclaw"), nil
+	return append([]string{"migrate"}, args...)
 }
 
-func (a *app) migrate(ctx context.Context, dir string, opt migrateOptions) error {
-	if dir == "" {
-		d, err := defaultOpenClawDir()
-		if err != nil {
-			return err
-		}
-		dir = d
-	}
-	src, err := openOpenClaw(dir)
+// runMigrate runs openclaw-migrate with the command line argv (openclaw's,
+// without the program name) and the same environment. Under Main it
+// becomes that program (a.replace, syscall.Exec): stdin, the terminal,
+// Ctrl-C and the exit status are then simply the helper's, and runMigrate
+// returns only when it could not run. Otherwise the helper is a child on
+// a's streams and its exit status is returned as an exitError.
+func (a *app) runMigrate(ctx context.Context, argv []string) error {
+	path, err := migrateBinary()
 	if err != nil {
-		return fmt.Errorf("migrate: %w", err)
+		return err
 	}
-	defer src.Close()
-	rep, err := migrate.Run(ctx, src, a.client(), opt.Options, a.stderr)
-	if err != nil {
-		return fmt.Errorf("migrate %s: %w", src.Path(), err)
+	if a.replace != nil {
+		err := a.replace(path, append([]string{MigrateBinary}, argv...), os.Environ())
+		return fmt.Errorf("run %s: %w", path, err)
 	}
-	if opt.asJSON {
-		if err := writeJSON(a.stdout, rep); err != nil {
-			return err
+	cmd := exec.CommandContext(ctx, path, argv...)
+	cmd.Args[0] = MigrateBinary
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = a.stdin, a.stdout, a.stderr
+	if err := cmd.Run(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() > 0 {
+			return &exitError{code: ee.ExitCode()} // it printed why itself
 		}
-	} else {
-		migrate.Print(a.stdout, rep)
-	}
-	if !rep.OK {
-		return &partialError{rep.Counts[migrate.ActFailed] + rep.Counts[migrate.ActConflict]}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("run %s: %w", path, err)
 	}
 	return nil
 }
 
-// partialError: the migration ran, the report is printed, and some items
-// could not be migrated: the exit status is 1.
-type partialError struct{ n int }
+// notInstalledError: openclaw-migrate is not where openclaw looks for it
+// (code not_installed).
+type notInstalledError struct {
+	msg string
+	err error
+}
 
-func (e *partialError) Error() string {
-	return fmt.Sprintf("%d item(s) could not be migrated; fix them and run again (what is done is skipped)", e.n)
+func (e *notInstalledError) Error() string {
+	const how = "make build writes it to bin/ beside openclaw, and the image installs it beside openclaw in /usr/bin; or set $" + MigrateEnv + " to its path"
+	if e.err != nil {
+		return fmt.Sprintf("migrate needs %s: %s: %v (%s)", MigrateBinary, e.msg, e.err, how)
+	}
+	return fmt.Sprintf("migrate needs %s: %s (%s)", MigrateBinary, e.msg, how)
+}
+
+func (e *notInstalledError) Unwrap() error { return e.err }
+
+// migrateBinary finds openclaw-migrate: $OPENCLAW_MIGRATE, else beside
+// this executable (symlinks resolved: the folder openclaw is installed
+// in), else on $PATH. openclaw itself is refused (a link or a variable
+// naming it would run this stand-in forever).
+func migrateBinary() (string, error) {
+	var exe string
+	if p, err := os.Executable(); err == nil {
+		exe = p
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			exe = real
+		}
+	}
+	path := os.Getenv(MigrateEnv)
+	switch {
+	case path != "":
+		if _, err := os.Stat(path); err != nil {
+			return "", &notInstalledError{msg: "$" + MigrateEnv + " names " + path, err: err}
+		}
+	case exe != "" && isFile(filepath.Join(filepath.Dir(exe), MigrateBinary)):
+		path = filepath.Join(filepath.Dir(exe), MigrateBinary)
+	default:
+		p, err := exec.LookPath(MigrateBinary)
+		if err != nil {
+			where := "not installed"
+			if exe != "" {
+				where = "not beside " + exe
+			}
+			return "", &notInstalledError{msg: where, err: err}
+		}
+		path = p
+	}
+	if real, err := filepath.EvalSymlinks(path); err == nil && exe != "" && real == exe {
+		return "", &notInstalledError{msg: path + " is openclaw itself, not " + MigrateBinary}
+	}
+	return path, nil
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -47,6 +47,8 @@ func errorCode(err error) string {
 		return api.CodeBadRequest
 	case errors.Is(err, client.ErrGatewayDown):
 		return "gateway_down"
+	case errors.As(err, new(*notInstalledError)):
+		return "not_installed"
 	case interrupted(err):
 		return "interrupted"
 	}

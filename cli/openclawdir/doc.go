@@ -1,9 +1,10 @@
 // Package openclawdir reads a real OpenClaw (2026.9) state dir — by
 // default ~/.openclaw, or $OPENCLAW_STATE_DIR — for `openclaw migrate
 // openclaw`. It reads foreign files only, never our store, and never writes
-// to the directory. The CLI links it, so it imports only the standard
-// library, engine/transcriptfmt (the transcript header and id rules),
-// modernc.org/sqlite and klauspost/compress/zstd.
+// to the directory. openclaw-migrate links it (openclaw does not: SQLite
+// and zstd slowed every command's start; see cli/migrate), so it imports
+// only the standard library, engine/transcriptfmt (the transcript header
+// and id rules), modernc.org/sqlite and klauspost/compress/zstd.
 //
 // What OpenClaw 2026.9 keeps there (learned from openclaw@2026.9.6's code
 // and a real run; testdata/regen.sh remakes the fixtures with it):
