@@ -62,6 +62,10 @@ func init() { imsgtest.Main() }
 //   - `openclaw status` end to end (the CLI process against the running
 //     gateway), `openclaw --version` and `openclaw-gateway --version`: the
 //     median wall time of 20 runs each.
+//   - the floors under those: `/bin/true`, a hello-world Go program and the
+//     smallest Go program that asks the same status (testdata/floor), timed
+//     the same way. On a VM where a page fault costs ~12 µs they are far
+//     from zero, and a target below them cannot be met by any Go program.
 //
 // $OPENCLAW_BENCH_BIN=dir measures the binaries in dir (e.g. bin/ after
 // `make build`) instead of building them.
@@ -163,6 +167,7 @@ func formatBoxValue(v float64, unit string) string {
 type boxSamples struct {
 	readyFresh, readyWarm, notifyFresh, notifyWarm []time.Duration
 	status, cliVersion, gwVersion                  []time.Duration
+	floorTrue, floorHello, floorStatus             []time.Duration // what any program, any Go program, any Go status client costs here
 	// RSS figures by row, in MB, with the share of child processes.
 	idle, index, channels, both, turns []boxRSS
 	indexBuild                         time.Duration
@@ -236,6 +241,12 @@ func (s *boxSamples) report(b *testing.B) {
 	box.add(fmt.Sprintf("`openclaw status` end to end (median of %d)", len(s.status)), ms(s.status), "ms", 10, "")
 	box.add(fmt.Sprintf("`openclaw --version` (median of %d)", len(s.cliVersion)), ms(s.cliVersion), "ms", 0, "")
 	box.add(fmt.Sprintf("`openclaw-gateway --version` (median of %d)", len(s.gwVersion)), ms(s.gwVersion), "ms", 5, "")
+	// The floors: what the figures above cannot go below on this machine.
+	b.ReportMetric(ms(s.floorHello), "floor-hello-ms")
+	b.ReportMetric(ms(s.floorStatus), "floor-status-ms")
+	box.add("floor: `/bin/true` (a process, no Go)", ms(s.floorTrue), "ms", 0, "")
+	box.add("floor: hello-world Go program (testdata/floor/hello)", ms(s.floorHello), "ms", 0, "")
+	box.add("floor: smallest Go status client (testdata/floor/statusprobe: net/http on the socket, one JSON decode)", ms(s.floorStatus), "ms", 0, "")
 }
 
 // boxBench holds the binaries and the environment they run in.
@@ -245,6 +256,8 @@ type boxBench struct {
 	cli     string
 	env     []string // the children's environment, without the caller's OPENCLAW_*
 	self    string   // this test binary (the fake imsg runs it)
+	hello   string   // floor programs (testdata/floor): a hello-world Go program
+	probe   string   // and the smallest Go status client
 	starts  int
 }
 
@@ -269,13 +282,17 @@ func newBoxBench(b *testing.B) *boxBench {
 		// CLI that differs from its gateway says so in status).
 		ld := "-s -w -X main.version=box-bench"
 		goBuild(b, []string{"CGO_ENABLED=0"}, ld, bx.gateway, ".")
-		goBuild(b, nil, ld, bx.cli, "../cli")
+		goBuild(b, []string{"CGO_ENABLED=0"}, ld, bx.cli, "../cli")
 		// The memory index's own process, where this tree has it: the
 		// gateway finds it beside its executable.
 		if _, err := os.Stat("memindex"); err == nil {
 			goBuild(b, []string{"CGO_ENABLED=0"}, ld, filepath.Join(dir, "bin", "openclaw-memindex"), "./memindex")
 		}
 	}
+	// The floors the start-up figures stand on, built like the gateway.
+	bx.hello, bx.probe = filepath.Join(dir, "floor", "hello"), filepath.Join(dir, "floor", "statusprobe")
+	goBuild(b, []string{"CGO_ENABLED=0"}, "-s -w", bx.hello, "./testdata/floor/hello")
+	goBuild(b, []string{"CGO_ENABLED=0"}, "-s -w", bx.probe, "./testdata/floor/statusprobe")
 	home := filepath.Join(dir, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		b.Fatal(err)
@@ -326,11 +343,14 @@ func (bx *boxBench) measure(b *testing.B, s *boxSamples) {
 	s.idle = append(s.idle, last.idleRSS(b))
 	for range 20 {
 		s.status = append(s.status, bx.timeRun(b, bx.cli, "--socket", last.sock, "status"))
+		s.floorStatus = append(s.floorStatus, bx.timeRun(b, bx.probe, last.sock))
 	}
 	last.stop()
 	for range 20 {
 		s.cliVersion = append(s.cliVersion, bx.timeRun(b, bx.cli, "--version"))
 		s.gwVersion = append(s.gwVersion, bx.timeRun(b, bx.gateway, "--version"))
+		s.floorHello = append(s.floorHello, bx.timeRun(b, bx.hello))
+		s.floorTrue = append(s.floorTrue, bx.timeRun(b, "/bin/true"))
 	}
 
 	// 200 turns against a fake model.
