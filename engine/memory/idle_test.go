@@ -81,11 +81,7 @@ func TestReleaseSameAnswers(t *testing.T) {
 	}{{"exact", "exact"}, {"hnsw", "hnsw"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			var b strings.Builder
-			for i := range 200 {
-				fmt.Fprintf(&b, "- note %d about topic%d and subject%d\n\n", i, i%37, i%11)
-			}
-			writeFile(t, filepath.Join(e.ws, "memory", "bulk.md"), b.String())
+			writeBulk(t, e)
 			cfg := e.idleConfig(e.provider())
 			cfg.ChunkTokens, cfg.OverlapTokens = 12, -1
 			if tc.mode == "hnsw" {
@@ -519,11 +515,7 @@ func TestBrokenWhileReleased(t *testing.T) {
 // would build it again.
 func TestGraphRebuiltIsSaved(t *testing.T) {
 	e := newEnv(t)
-	var b strings.Builder
-	for i := range 200 {
-		fmt.Fprintf(&b, "- note %d about topic%d and subject%d\n\n", i, i%37, i%11)
-	}
-	writeFile(t, filepath.Join(e.ws, "memory", "bulk.md"), b.String())
+	writeBulk(t, e)
 	cfg := e.idleConfig(e.provider())
 	cfg.ChunkTokens, cfg.OverlapTokens = 12, -1
 	cfg.HNSWThreshold = 100
@@ -554,4 +546,15 @@ func TestGraphRebuiltIsSaved(t *testing.T) {
 	if st := ix2.Status(); st.VectorMode != "hnsw" {
 		t.Errorf("rebuilt graph not written: %+v", st)
 	}
+}
+
+// writeBulk writes a note of 200 short items: enough chunks (at 12 tokens
+// a chunk) for an HNSW graph above a threshold of 100.
+func writeBulk(t *testing.T, e *env) {
+	t.Helper()
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "- note %d about topic%d and subject%d\n\n", i, i%37, i%11)
+	}
+	writeFile(t, filepath.Join(e.ws, "memory", "bulk.md"), b.String())
 }
