@@ -31,7 +31,13 @@ func init() {
 			return channelproc.New(channelproc.Config{
 				Channel: "whatsapp", Account: d.Account, Init: init, Store: d.Store,
 				MaxMediaBytes: cfg.MediaMaxBytes(), Logger: d.Logger,
-				Command: func() *exec.Cmd { return exec.Command(whatsappBinary()) },
+				Command: func() *exec.Cmd {
+					p, err := whatsappBinary()
+					if err != nil {
+						return &exec.Cmd{Path: "openclaw-whatsapp", Err: err} // Start returns err
+					}
+					return exec.Command(p)
+				},
 			}), nil
 		},
 	}

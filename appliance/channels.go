@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -47,19 +46,10 @@ var channelKinds = map[string]channelKind{}
 // installs); otherwise it is looked for beside the gateway, then on $PATH.
 const whatsappEnv = "OPENCLAW_WHATSAPP"
 
-// whatsappBinary is openclaw-whatsapp: $OPENCLAW_WHATSAPP (whatsappEnv),
-// else beside the gateway, else on $PATH.
-func whatsappBinary() string {
-	if p := os.Getenv(whatsappEnv); p != "" {
-		return p
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "openclaw-whatsapp")
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "openclaw-whatsapp" // $PATH; the start error names it
+// whatsappBinary is openclaw-whatsapp (engine.FindProgram): $OPENCLAW_WHATSAPP
+// (whatsappEnv), else beside the gateway, else on $PATH.
+func whatsappBinary() (string, error) {
+	return engine.FindProgram("openclaw-whatsapp", whatsappEnv)
 }
 
 // builtinChannels are served by the control API itself.

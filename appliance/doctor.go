@@ -1,15 +1,13 @@
 package main
 
 import (
-	"os/exec"
-
 	"errors"
-	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"strings"
 
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/doctor"
 	"github.com/openclaw-edge/edge/engine/localapi"
+	"github.com/openclaw-edge/edge/engine/memory/bleveproc"
 	"github.com/openclaw-edge/edge/models/catalog"
 )
 
@@ -72,7 +70,7 @@ func helperPrograms(cfg *config.Config) []doctor.Helper {
 	}
 	if _, ok := cfg.Channels["whatsapp"]; ok {
 		if _, ok := channelKinds["whatsapp"]; ok {
-			p, err := exec.LookPath(whatsappBinary())
+			p, err := whatsappBinary()
 			out = append(out, doctor.Helper{Name: "openclaw-whatsapp", For: "channels.whatsapp", Path: p, Err: err})
 		}
 	}

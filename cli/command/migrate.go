@@ -14,6 +14,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
+
+	"github.com/openclaw-edge/edge/engine"
 )
 
 // MigrateBinary is the program that holds `openclaw migrate`
@@ -142,44 +144,24 @@ func (e *notInstalledError) Error() string {
 
 func (e *notInstalledError) Unwrap() error { return e.err }
 
-// migrateBinary finds openclaw-migrate: $OPENCLAW_MIGRATE, else beside
-// this executable (symlinks resolved: the folder openclaw is installed
-// in), else on $PATH. openclaw itself is refused (a link or a variable
+// migrateBinary finds openclaw-migrate as every helper is found
+// (engine.FindProgram: $OPENCLAW_MIGRATE, else beside this executable,
+// else on $PATH). openclaw itself is refused (a link or a variable
 // naming it would run this stand-in forever).
 func migrateBinary() (string, error) {
-	var exe string
-	if p, err := os.Executable(); err == nil {
-		exe = p
-		if real, err := filepath.EvalSymlinks(p); err == nil {
-			exe = real
-		}
-	}
-	path := os.Getenv(MigrateEnv)
+	path, err := engine.FindProgram(MigrateBinary, MigrateEnv)
+	var pe *engine.ProgramError
 	switch {
-	case path != "":
-		if _, err := os.Stat(path); err != nil {
-			return "", &notInstalledError{msg: "$" + MigrateEnv + " names " + path, err: err}
-		}
-	case exe != "" && isFile(filepath.Join(filepath.Dir(exe), MigrateBinary)):
-		path = filepath.Join(filepath.Dir(exe), MigrateBinary)
-	default:
-		p, err := exec.LookPath(MigrateBinary)
-		if err != nil {
-			where := "not installed"
-			if exe != "" {
-				where = "not beside " + exe
-			}
-			return "", &notInstalledError{msg: where, err: err}
-		}
-		path = p
+	case errors.As(err, &pe) && pe.EnvValue != "":
+		return "", &notInstalledError{msg: "$" + MigrateEnv + " names " + pe.EnvValue, err: pe.Err}
+	case errors.As(err, &pe):
+		return "", &notInstalledError{msg: "not beside " + pe.Exe, err: pe.Err}
+	case err != nil:
+		return "", &notInstalledError{msg: "not installed", err: err}
 	}
-	if real, err := filepath.EvalSymlinks(path); err == nil && exe != "" && real == exe {
+	exe, err := engine.Executable()
+	if real, rerr := filepath.EvalSymlinks(path); err == nil && rerr == nil && real == exe {
 		return "", &notInstalledError{msg: path + " is openclaw itself, not " + MigrateBinary}
 	}
 	return path, nil
-}
-
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir()
 }

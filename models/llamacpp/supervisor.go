@@ -568,44 +568,20 @@ const RunnerEnv = "OPENCLAW_RUNNER"
 // fix it. It looks again on every call, so a runner installed after the
 // gateway started is found without a restart.
 func FindRunner() (string, error) {
-	if env := os.Getenv(RunnerEnv); env != "" {
-		if err := isExecutable(env); err != nil {
-			return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
-				Message: fmt.Sprintf("%s=%s: %v; point it at the openclaw-runner binary (make build writes bin/openclaw-runner)", RunnerEnv, env, err)}
-		}
-		return env, nil
-	}
-	exe, err := os.Executable()
-	if err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		beside := filepath.Join(filepath.Dir(exe), RunnerName)
-		if isExecutable(beside) == nil {
-			return beside, nil
-		}
-	} else {
-		exe = os.Args[0]
-	}
-	if p, err := exec.LookPath(RunnerName); err == nil {
-		return p, nil
-	}
-	return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
-		Message: fmt.Sprintf("%s not found next to %s or on PATH; install it (make build) or set %s", RunnerName, exe, RunnerEnv)}
-}
-
-// isExecutable reports why path is not an executable regular file, or nil.
-func isExecutable(path string) error {
-	fi, err := os.Stat(path)
+	p, err := engine.FindProgram(RunnerName, RunnerEnv)
+	var pe *engine.ProgramError
 	switch {
-	case err != nil:
-		return err
-	case !fi.Mode().IsRegular():
-		return errors.New("not a regular file")
-	case fi.Mode().Perm()&0o111 == 0:
-		return errors.New("not executable")
+	case err == nil:
+		return p, nil
+	case !errors.As(err, &pe):
+		return "", err
+	case pe.EnvValue != "":
+		return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
+			Message: fmt.Sprintf("%s=%s: %v; point it at the openclaw-runner binary (make build writes bin/openclaw-runner)", RunnerEnv, pe.EnvValue, pe.Err)}
+	default:
+		return "", &engine.ModelError{Kind: engine.ErrNoModel, Provider: "local",
+			Message: fmt.Sprintf("%s not found next to %s or on PATH; install it (make build) or set %s", RunnerName, pe.Exe, RunnerEnv)}
 	}
-	return nil
 }
 
 // unusableSet remembers the runner binaries that cannot run on this CPU,

@@ -35,6 +35,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/openclaw-edge/edge/engine"
 )
 
 // Variant is one build of openclaw-runner for a CPU family.
@@ -266,13 +268,13 @@ func runnersBeside(anchor, goarch string, have []string, only string) (try []Run
 	return append(try, RunnerBinary{Path: anchor}), skipped, nil
 }
 
-// trustedExecutable is isExecutable for a variant file, which the gateway
+// trustedExecutable is engine.IsExecutable for a variant file, which the gateway
 // starts on its own (the runner itself was named by the user or the
 // install): it and its directory must belong to this user or root and be
 // writable by no one else, so a file dropped beside a runner in /tmp or a
 // shared directory is never run.
 func trustedExecutable(path string) error {
-	if err := isExecutable(path); err != nil {
+	if err := engine.IsExecutable(path); err != nil {
 		return err
 	}
 	for _, p := range []string{path, filepath.Dir(path)} {

@@ -29,10 +29,10 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/memory"
 )
 
@@ -75,16 +75,7 @@ type Config struct {
 // Binary finds openclaw-memindex: $OPENCLAW_MEMINDEX, else beside the
 // running executable, else on $PATH.
 func Binary() (string, error) {
-	if p := os.Getenv(BinaryEnv); p != "" {
-		return p, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), BinaryName)
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
-	}
-	p, err := exec.LookPath(BinaryName)
+	p, err := engine.FindProgram(BinaryName, BinaryEnv)
 	if err != nil {
 		return "", fmt.Errorf("the memory keyword index needs %s beside openclaw-gateway (make build writes it to bin/): %w", BinaryName, err)
 	}
