@@ -84,15 +84,7 @@ func TestIndexSearchInChild(t *testing.T) {
 // call starts one on the same directory, with what was indexed.
 func TestIdleChildLeavesAndComesBack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bleve")
-	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd, Idle: 50 * time.Millisecond}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	if err := x.Index(docs()); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, x)
+	x := indexedThenIdle(t, dir)
 	hits, err := x.Search(context.Background(), "green tea", 5)
 	if err != nil || len(hits) != 1 || hits[0].ID != "b" {
 		t.Fatalf("after a restart: %+v %v", hits, err)
@@ -185,15 +177,7 @@ func TestHungChildIsKilled(t *testing.T) {
 // every chunk back).
 func TestRebuiltAfterRestart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "bleve")
-	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd, Idle: 50 * time.Millisecond}, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	if err := x.Index(docs()); err != nil {
-		t.Fatal(err)
-	}
-	waitIdle(t, x)
+	x := indexedThenIdle(t, dir)
 	if x.TakeRebuilt() {
 		t.Fatal("rebuilt before anything went wrong")
 	}
@@ -216,4 +200,20 @@ func waitIdle(t *testing.T, x *bleveproc.Index) {
 			t.Fatal("the idle child did not leave")
 		}
 	}
+}
+
+// indexedThenIdle opens dir with a child that leaves after 50 ms idle,
+// indexes docs() and waits until the child has left.
+func indexedThenIdle(t *testing.T, dir string) *bleveproc.Index {
+	t.Helper()
+	x, _, err := bleveproc.Open(bleveproc.Config{Command: childCmd, Idle: 50 * time.Millisecond}, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	if err := x.Index(docs()); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, x)
+	return x
 }
