@@ -52,6 +52,9 @@ Under systemd (Type=notify) READY=1 is sent once the control API listens.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if m.Now == nil {
+				m.Now = testClock() // nil unless a test shifts the clock
+			}
 			return m.Run(ctx)
 		},
 	}

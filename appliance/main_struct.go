@@ -25,6 +25,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/localapi"
 	"github.com/openclaw-edge/edge/engine/logfile"
 	"github.com/openclaw-edge/edge/engine/memory"
+	"github.com/openclaw-edge/edge/engine/schedule"
 	"github.com/openclaw-edge/edge/engine/session"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 	"github.com/openclaw-edge/edge/engine/tool"
@@ -134,10 +135,14 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.buildGateway(wr); err != nil {
 		return err
 	}
+	if err := m.buildScheduler(wr); err != nil {
+		return err
+	}
 	if err := m.serveAPI(wr); err != nil {
 		return err
 	}
 	m.startChannels(wr)
+	m.startScheduler(wr)
 	if err := m.wait(ctx, wr); err != nil {
 		return err
 	}
@@ -159,6 +164,11 @@ type wiring struct {
 	pool     *llamacpp.Pool
 	resolver *modelset.Set
 	lanSide  *lanAPI      // set once the LAN API is up; read by status
+	// sched and heartbeat speak first (engine/schedule); stopSched stops
+	// their loops (shutdown does it before the turns stop).
+	sched     *schedule.Scheduler
+	heartbeat *schedule.Heartbeat
+	stopSched context.CancelFunc
 	control  http.Handler // the control API over the gateway and the channels (engine/localapi)
 
 	srv            *http.Server
@@ -431,6 +441,7 @@ func (m *Main) serveAPI(wr *wiring) error {
 		Memory:        memoryLookup(cfg, wr.mems),
 		Models:        catalogapi.New(registry, catalogapi.Options{}),
 		Devices:       lanSide.srv,
+		Cron:          wr.sched,
 	})
 	lanCtx, stopLAN := context.WithCancel(context.Background())
 	wr.stopLAN = stopLAN
@@ -511,10 +522,19 @@ func (m *Main) shutdown(wr *wiring) {
 	// server alone would wait for the model; cancelled turns close their
 	// transcripts with a visible "stopped" entry.
 	// Channels first: no new message is taken; what is in flight stays in
-	// the inbox and outbox for the next start.
+	// the inbox and outbox for the next start. The scheduler before them:
+	// no job is claimed now, and a run the shutdown cuts stays pending
+	// for the next start.
+	if wr.stopSched != nil {
+		wr.stopSched()
+	}
 	m.Inbound.Stop()
 	if err := gw.Shutdown(shutdown); err != nil {
 		log.Warn("turns still running at shutdown are left to the next start", "err", err)
+	}
+	if wr.sched != nil {
+		wr.sched.Stop()
+		wr.heartbeat.Stop()
 	}
 	wr.stopLAN()
 	if err := lanSide.shutdown(shutdown); err != nil {

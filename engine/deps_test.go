@@ -78,11 +78,16 @@ func TestImportRules(t *testing.T) {
 		// (engine/localapi); it knows neither, nor channels, access
 		// control, the config file or the doctor. (Its test fakes,
 		// engine/gateway/gatewaytest, are exempt: see testSupport.)
-		"engine/gateway": {"models/", "appliance", "engine/inbound", "engine/outbox", "engine/localapi", "engine/channel", "engine/access", "engine/config", "engine/doctor", "engine/routing", "engine/pair"},
+		"engine/gateway": {"models/", "appliance", "engine/inbound", "engine/schedule", "engine/outbox", "engine/localapi", "engine/channel", "engine/access", "engine/config", "engine/doctor", "engine/routing", "engine/pair"},
 		// The channel side: inbox, dedup, per-chat workers, access,
 		// routing, pairing codes; it hands turns to the gateway and replies
 		// to the outbox, and never serves HTTP or sees a model or adapter.
-		"engine/inbound": {"engine/localapi", "models/", "appliance", "cli", "engine/store", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		"engine/inbound": {"engine/localapi", "engine/schedule", "models/", "appliance", "cli", "engine/store", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		// The scheduler produces turns like a channel does: it holds the
+		// gateway (RunTurn) and reaches the channels only through its own
+		// Targets interface (engine/inbound implements it); no HTTP, no
+		// store, no model, no adapter.
+		"engine/schedule": {"engine/inbound", "engine/outbox", "engine/localapi", "engine/channel", "engine/store", "engine/config", "models/", "appliance", "cli"},
 		// The durable outbox: the store and the adapters it is handed.
 		"engine/outbox": {"engine/gateway", "engine/inbound", "engine/localapi", "engine/agent", "engine/tool", "engine/routing", "models/", "appliance", "cli", "engine/store"},
 		// The control API's handlers translate HTTP to calls: no models,

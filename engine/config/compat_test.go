@@ -92,7 +92,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 	want := []string{
 		"meta", "wizard", "update", "env", "logging", "models.mode",
 		"models.providers.anthropic.authHeader", "models.providers.anthropic.models[0].cost",
-		"agents.defaults.models", "agents.defaults.heartbeat", "agents.defaults.maxConcurrent",
+		"agents.defaults.models", "agents.defaults.maxConcurrent",
 		"agents.defaults.subagents", "agents.defaults.compaction.mode", "agents.list[0].identity",
 		"tools.web", "messages.ackReactionScope", "commands.native", "commands.nativeSkills", "hooks", "skills", "plugins", "session.scope",
 		"session.dmScope", "gateway.mode", "gateway.controlUi", "gateway.auth", "gateway.tailscale",

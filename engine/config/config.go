@@ -94,6 +94,8 @@ type Config struct {
 	Discovery Discovery `json:"discovery"`
 	// Memory: citations in memory_search results, the backend.
 	Memory Memory `json:"memory"`
+	// Cron: the scheduler (cron.go).
+	Cron Cron `json:"cron"`
 
 	src      *source  // where the values came from, for line numbers; nil if built in code
 	baseDir  string   // directory relative paths resolve against; "" = working directory
@@ -129,6 +131,8 @@ type AgentDefaults struct {
 	SkipBootstrap     bool       `json:"skipBootstrap"`
 	// MemorySearch: the memory index and tools (memory.go).
 	MemorySearch MemorySearch `json:"memorySearch"`
+	// Heartbeat: the periodic check-in (cron.go).
+	Heartbeat Heartbeat `json:"heartbeat"`
 }
 
 // Compaction configures the persistent summary of old history (DESIGN §5).
@@ -159,6 +163,8 @@ type Agent struct {
 	Skills    []string    `json:"skills"` // nil = all skills, [] = none
 	// MemorySearch overrides agents.defaults.memorySearch field by field.
 	MemorySearch *MemorySearch `json:"memorySearch"`
+	// Heartbeat overrides agents.defaults.heartbeat field by field.
+	Heartbeat *Heartbeat `json:"heartbeat"`
 }
 
 // ModelRef names a model chain: the primary "provider/model" and the

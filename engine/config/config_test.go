@@ -296,13 +296,13 @@ func TestBadConfigs(t *testing.T) {
 		{"tooDeep", strings.Repeat("[", 100),
 			`bad.json5:1: nested deeper than 64 levels`},
 		{"unknownTopLevel", "{ frobnicate: { backend: 'qmd' } }",
-			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, commands, discovery, gateway, memory, messages, models, session, tools)`},
+			`bad.json5:1: frobnicate: unknown key (known keys: agents, auth, bindings, channels, commands, cron, discovery, gateway, memory, messages, models, session, tools)`},
 		{"typo", "{\n  agents: {\n    defualts: { maxTurns: 3 },\n  },\n}",
 			`bad.json5:3: agents.defualts: unknown key (did you mean "defaults"?)`},
 		{"typoDeep", "{ tools: { exec: { safebins: ['ls'] } } }",
 			`bad.json5:1: tools.exec.safebins: unknown key (did you mean "safeBins"?)`},
 		{"unknownInAgent", "{ agents: { list: [{ id: 'main', quux: {} }] } }",
-			`bad.json5:1: agents.list[0].quux: unknown key (known keys: default, id, memorySearch, model, name, skills, tools, workspace)`},
+			`bad.json5:1: agents.list[0].quux: unknown key (known keys: default, heartbeat, id, memorySearch, model, name, skills, tools, workspace)`},
 		{"wrongTypeNumber", "{ agents: { defaults: { maxTurns: 'ten' } } }",
 			`bad.json5:1: agents.defaults.maxTurns: expected a number, got string`},
 		{"wrongTypeString", "{\n  gateway: {\n    logLevel: 3,\n  },\n}",
@@ -474,7 +474,7 @@ func TestBadConfigs(t *testing.T) {
 			`bad.json5:2: agents.defualts: unknown key (did you mean "defaults"?)` + "\n" +
 				`bad.json5:3: tools.exec.ask: "never" is not one of off, on-miss, always` + "\n" +
 				`bad.json5:4: session.reset.atHour: must not be negative, got -1` + "\n" +
-				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, commands, discovery, gateway, memory, messages, models, session, tools)`},
+				`bad.json5:5: extra: unknown key (known keys: agents, auth, bindings, channels, commands, cron, discovery, gateway, memory, messages, models, session, tools)`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("CONFIG_TEST_EMPTY", "")

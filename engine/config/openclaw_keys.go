@@ -24,7 +24,7 @@ func openclawKeys() map[reflect.Type][]string {
 		reflect.TypeFor[Config](): {
 			"meta", "acp", "env", "wizard", "diagnostics", "logging", "cli", "update",
 			"browser", "ui", "secrets", "skills", "plugins", "nodeHost", "broadcast",
-			"audio", "approvals", "web", "cron", "hooks",
+			"audio", "approvals", "web", "hooks",
 			"canvasHost", "talk", "vault", "$schema",
 		},
 		reflect.TypeFor[AgentDefaults](): {
@@ -34,7 +34,7 @@ func openclawKeys() map[reflect.Type][]string {
 			"cliBackends", "contextPruning", "embeddedPi", "verboseDefault",
 			"elevatedDefault", "blockStreamingDefault", "blockStreamingBreak",
 			"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
-			"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode", "heartbeat",
+			"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode",
 			"maxConcurrent", "subagents", "additionalSystemPrompt", "sandbox", "tools",
 		},
 		reflect.TypeFor[Compaction](): {
@@ -50,8 +50,12 @@ func openclawKeys() map[reflect.Type][]string {
 		reflect.TypeFor[MemoryStoreConfig](): {"driver", "vector"},
 		reflect.TypeFor[Memory]():            {"qmd"},
 		reflect.TypeFor[Agent](): {
-			"agentDir", "humanDelay", "heartbeat", "statusUpdates",
+			"agentDir", "humanDelay", "statusUpdates",
 			"identity", "groupChat", "subagents", "sandbox", "params", "runtime",
+		},
+		reflect.TypeFor[Cron](): {"store", "runLog", "webhook", "webhookToken", "retry", "failureAlert", "failureDestination"},
+		reflect.TypeFor[Heartbeat](): {
+			"includeReasoning", "suppressToolErrorWarnings", "directPolicy", "session", "timeoutSeconds",
 		},
 		reflect.TypeFor[Models]():      {"mode", "bedrockDiscovery", "proxy"},
 		reflect.TypeFor[Provider]():    {"auth", "injectNumCtxForOpenAICompat", "authHeader", "request"},

@@ -47,6 +47,10 @@ type ResolvedAgent struct {
 	SkipBootstrap bool
 	Compaction    Compaction
 	MemorySearch  MemorySearch // defaults merged with the agent's own
+	Heartbeat     Heartbeat    // defaults merged with the agent's own
+	// HeartbeatOwn: the agent has a heartbeat block of its own (when any
+	// agent has one, only those agents beat: OpenClaw's rule).
+	HeartbeatOwn bool
 }
 
 // Agent returns agent id with the defaults merged in. With no agents
@@ -81,6 +85,8 @@ func (c *Config) Agent(id string) (ResolvedAgent, bool) {
 		SkipBootstrap:     d.SkipBootstrap,
 		Compaction:        d.Compaction,
 		MemorySearch:      mergeMemorySearch(d.MemorySearch, a.MemorySearch),
+		Heartbeat:         mergeHeartbeat(d.Heartbeat, a.Heartbeat),
+		HeartbeatOwn:      a.Heartbeat != nil,
 	}
 	if r.Name == "" {
 		r.Name = a.ID

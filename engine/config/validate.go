@@ -64,6 +64,7 @@ func (c *Config) validate() []*Error {
 	c.validateTools(v)
 	c.validateBindings(v)
 	c.validateMemory(v)
+	c.validateCron(v)
 	for _, name := range sortedMapKeys(c.Channels) {
 		p := keyPath("channels", name)
 		ch := c.Channels[name]

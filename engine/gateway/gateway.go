@@ -368,6 +368,10 @@ func (g *Gateway) Lane(ctx context.Context, key engine.SessionKey) (release func
 	return release, err
 }
 
+// Busy reports whether a turn of the session runs or waits (the
+// heartbeat's skipWhenBusy).
+func (g *Gateway) Busy(key engine.SessionKey) bool { return g.lanes.Busy(string(key)) }
+
 // Agent returns the configured agent id; nil when there is none.
 func (g *Gateway) Agent(id string) *Agent { return g.agents[id] }
 

@@ -254,9 +254,11 @@ type Inbound struct {
 	urgent   int                       // owner commands being handled beside the queues (dispatch)
 	stopping bool
 	seq      int64
-	wg       sync.WaitGroup
-	ctx      context.Context
-	cancel   context.CancelFunc
+	// lastOwner caches the owner's last direct contact (announce.go).
+	lastOwner *lastContact
+	wg        sync.WaitGroup
+	ctx       context.Context
+	cancel    context.CancelFunc
 
 	outbox *outbox.Outbox
 }
@@ -776,6 +778,9 @@ func (c *Inbound) turn(ctx context.Context, ca *chanAccount, ag *gateway.Agent, 
 		name = m.ChatID
 	}
 	owner := v.Owner
+	if owner {
+		c.noteOwner(m) // where "last" sends a reminder (announce.go)
+	}
 	// SharedWithOwner: a non-owner in the owner's main session
 	// (session.dmScope "main") has their text marked as not the owner's.
 	o := &gateway.Origin{

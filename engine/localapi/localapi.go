@@ -17,6 +17,7 @@
 //	workspace.go  writing a workspace file
 //	doctor.go     the self-checks (engine/doctor)
 //	logs.go       the log file's tail and follow
+//	cron.go       the scheduler's jobs and the heartbeat
 package localapi
 
 import (
@@ -66,6 +67,7 @@ type Config struct {
 	Memory  MemoryLookup // memory.go
 	Models  Models       // models.go
 	Devices Devices      // devices.go
+	Cron    Cron         // cron.go: the scheduler and the heartbeat
 }
 
 type handler struct {
@@ -228,6 +230,10 @@ func (h *handler) serveHistory(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, asAPIError(err))
 		return
 	}
+	// The conversation as it stands: the active branch. A turn moved off
+	// it (a HEARTBEAT_OK heartbeat, engine/schedule) is not part of it;
+	// the export keeps every entry.
+	entries = transcript.Path(entries, transcript.ActiveLeaf(entries))
 	out := api.History{SessionKey: string(key), SessionID: e.SessionID, Entries: make([]json.RawMessage, 0, len(entries))}
 	if out.Header, err = json.Marshal(hdr); err != nil {
 		api.WriteError(w, asAPIError(h.gw.Internal("encode the transcript header", err)))

@@ -8,17 +8,18 @@ import (
 // Groups are OpenClaw's named tool groups, usable in allow and deny lists.
 // group:openclaw holds every built-in tool.
 var Groups = map[string][]string{
-	"group:fs":        {"read", "write", "edit", "apply_patch", "grep", "find", "ls"},
-	"group:runtime":   {"exec", "process"},
-	"group:sessions":  {"sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "session_status"},
-	"group:memory":    {"memory_search", "memory_get"},
-	"group:messaging": {"message"},
+	"group:fs":         {"read", "write", "edit", "apply_patch", "grep", "find", "ls"},
+	"group:runtime":    {"exec", "process"},
+	"group:sessions":   {"sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "session_status"},
+	"group:memory":     {"memory_search", "memory_get"},
+	"group:messaging":  {"message"},
+	"group:automation": {"cron"},
 	"group:openclaw": {
 		"read", "write", "edit", "apply_patch", "grep", "find", "ls",
 		"exec", "process",
 		"sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "session_status",
 		"memory_search", "memory_get",
-		"message",
+		"message", "cron",
 	},
 }
 

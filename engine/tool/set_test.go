@@ -164,7 +164,7 @@ func TestEnvRel(t *testing.T) {
 
 func TestGroupsAndProfiles(t *testing.T) {
 	var all []string
-	for _, g := range []string{"group:fs", "group:runtime", "group:sessions", "group:memory", "group:messaging"} {
+	for _, g := range []string{"group:fs", "group:runtime", "group:sessions", "group:memory", "group:messaging", "group:automation"} {
 		all = append(all, Groups[g]...)
 	}
 	if strings.Join(all, ",") != strings.Join(Groups["group:openclaw"], ",") {
