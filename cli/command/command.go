@@ -64,6 +64,15 @@
 //     file is not read by the CLI: pass --socket).
 //   - `agent --message TEXT` is `message send TEXT` run through that
 //     command's own RunE with its flags set, so the two cannot drift.
+//   - `cron add` and `cron edit` compute --at here: a delay ("20m", "in 2
+//     hours") from this machine's clock, a time without offset in --tz
+//     (else UTC); the gateway gets RFC 3339. --session defaults to main;
+//     the reply is announced when --announce, --channel, --to or
+//     --account is given or the session is isolated, else it stays in the
+//     session. `cron edit` sends only the flags given; --tz alone, --cron
+//     without --tz and the delivery flags are merged with the job as the
+//     gateway has it (one GET first). Cron expressions are the gateway's
+//     to check.
 //   - `openclaw migrate …` is a stand-in that becomes openclaw-migrate
 //     (syscall.Exec, same command line and environment), which is this
 //     tree with the real migrate linked (Linked, cli/migrate): migrate's
@@ -371,6 +380,8 @@ interrupted (Ctrl-C).`,
 		a.logsCmd(),
 		a.memoryCmd(),
 		a.modelsCmd(),
+		a.cronCmd(),
+		a.systemCmd(),
 		a.configCmd(),
 		a.versionCmd(),
 		a.gatewayCmd(),

@@ -76,6 +76,16 @@ var Routes = []Route{
 	{http.MethodPost, PathDeviceRename, Write},
 	{http.MethodPost, PathDeviceRole, Write},
 	{http.MethodGet, PathWhoAmI, Read},
+	{http.MethodGet, PathCron, Read},
+	{http.MethodPost, PathCron, Write}, // a job runs turns later, as its creator
+	{http.MethodGet, PathCronJob, Read},
+	{http.MethodPost, PathCronEdit, Write},
+	{http.MethodPost, PathCronRemove, Write},
+	{http.MethodPost, PathCronRun, Write}, // a turn now
+	{http.MethodGet, PathCronRuns, Read},
+	{http.MethodGet, PathCronStatus, Read},
+	{http.MethodGet, PathHeartbeat, Read},
+	{http.MethodPost, PathHeartbeatGo, Write}, // a heartbeat turn now
 }
 
 // RouteAccess is what method on path does; ok is false for a route not in

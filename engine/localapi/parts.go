@@ -1,7 +1,7 @@
 package localapi
 
 // partRoutes are the routes of the parts the wiring passes in Config
-// (memory, models, devices). A nil part's routes are left out: they
+// (memory, models, devices, cron). A nil part's routes are left out: they
 // answer "no such endpoint", like any other path nothing serves.
 func partRoutes(cfg Config) []Route {
 	var rs []Route
@@ -13,6 +13,9 @@ func partRoutes(cfg Config) []Route {
 	}
 	if cfg.Devices != nil {
 		rs = append(rs, deviceRoutes(cfg.Devices)...)
+	}
+	if cfg.Cron != nil {
+		rs = append(rs, cronRoutes(cfg.Cron)...)
 	}
 	return rs
 }

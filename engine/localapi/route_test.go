@@ -16,7 +16,7 @@ import (
 
 // allParts is a Config with every part set, to fakes.
 func allParts() Config {
-	return Config{Memory: fakeLookup(&fakeIndex{}), Models: &fakeModels{}, Devices: &fakeDevices{}}
+	return Config{Memory: fakeLookup(&fakeIndex{}), Models: &fakeModels{}, Devices: &fakeDevices{}, Cron: &fakeCron{}}
 }
 
 // Every route of the assembled table is classified in api.Routes (so the

@@ -337,7 +337,7 @@ func (h *Heartbeat) beat(ctx context.Context, a *HeartbeatAgent, manual bool) {
 		label = l
 		return fn(r)
 	}
-	dedup := fmt.Sprintf("heartbeat:%s:%d", ag.ID, now.UnixMilli())
+	dedup := fmt.Sprintf("heartbeat:%s:%d:%s", ag.ID, now.UnixMilli(), engine.NewID(6))
 	o := &gateway.Origin{
 		In: engine.Inbound{Channel: "heartbeat", ChatType: engine.ChatDirect, ChatID: "heartbeat", SenderID: "heartbeat",
 			SenderName: "Heartbeat", MessageID: dedup, Text: text, Timestamp: now},

@@ -1,0 +1,340 @@
+package schedule_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/access"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/channel"
+	"github.com/openclaw-edge/edge/engine/gateway"
+	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
+	"github.com/openclaw-edge/edge/engine/inbound"
+	"github.com/openclaw-edge/edge/engine/schedule"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/tool/fs"
+	"github.com/openclaw-edge/edge/engine/transcript"
+)
+
+const owner = "+15551234567"
+
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// harness is the whole path a reminder takes, in process: a channel
+// adapter at the platform's boundary, the channel side, the gateway with
+// a scripted model and the real tools, the scheduler and the heartbeat
+// on a real bbolt file.
+type harness struct {
+	g     *gateway.Gateway
+	in    *inbound.Inbound
+	model *gatewaytest.Model
+	wa    *gatewaytest.Adapter
+	sched *schedule.Scheduler
+	hb    *schedule.Heartbeat
+	clk   *testClock
+	ws    string
+	db    engine.Records
+}
+
+func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest.Step) *harness {
+	t.Helper()
+	db, ws := gatewaytest.State(t, t.TempDir())
+	clk := &testClock{t: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)}
+	m := &gatewaytest.Model{Steps: steps}
+	wa := gatewaytest.NewAdapter("whatsapp")
+	owners := []string{"whatsapp:" + owner}
+	reg := tool.NewRegistry(fs.Tools(fs.Config{})...)
+	g, err := gateway.New(gateway.Config{
+		Agents:   []gateway.Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5, Location: time.UTC}},
+		Sessions: session.NewManager(db, session.Config{DailyResetHour: new(-1), Now: clk.Now}),
+		Tools:    reg,
+		Models:   gatewaytest.Models{M: m},
+		Version:  "test",
+		Now:      clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := inbound.New(g, inbound.Config{
+		Records: db, Owners: owners, Now: clk.Now,
+		// Strangers may talk (dmPolicy open): the tools are still the
+		// owner's alone.
+		Channels: []inbound.Account{{Adapter: wa, Policy: &access.Policy{Channel: "whatsapp", Common: channel.Common{DMPolicy: "open", AllowFrom: []string{"*"}}, Owners: owners}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heart := schedule.NewHeartbeat(schedule.HeartbeatConfig{Agents: hb, G: g, Targets: in, Records: db, Now: clk.Now})
+	s, err := schedule.New(schedule.Config{
+		Records: db, Runner: &schedule.Turns{G: g, Targets: in, Now: clk.Now}, Enabled: true,
+		DefaultAgent: "main", HasAgent: func(id string) bool { return g.Agent(id) != nil },
+		Location: func(string) *time.Location { return time.UTC }, CheckDelivery: in.CheckDelivery,
+		Heartbeat: heart, Now: clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg.Add(s.Tool())
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := in.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		s.Stop()
+		in.Stop()
+	})
+	return &harness{g: g, in: in, model: m, wa: wa, sched: s, hb: heart, clk: clk, ws: ws, db: db}
+}
+
+func dm(sender, id, text string) engine.Inbound {
+	return engine.Inbound{Channel: "whatsapp", ChatType: engine.ChatDirect, ChatID: strings.TrimPrefix(sender, "+") + "@s.whatsapp.net", SenderID: sender, MessageID: id, Text: text}
+}
+
+// TestReminderFromAChat: "remind me in 2 minutes to water the plants"
+// from the owner's phone makes a job through the cron tool; two minutes
+// later the reminder is a turn of the main session whose reply reaches
+// the owner's chat, once, and the run log says so.
+func TestReminderFromAChat(t *testing.T) {
+	h := newHarness(t, nil,
+		gatewaytest.CallTool("cron", map[string]any{"action": "add", "in": "2m", "message": "Remind the user to water the plants"}),
+		gatewaytest.Reply("Okay, I will remind you at 09:02."),
+		gatewaytest.Reply("Time to water the plants!"),
+	)
+	h.wa.Deliver(t, dm(owner, "A1", "remind me in 2 minutes to water the plants"))
+	sent := h.wa.WaitSent(t, 1)
+	if !strings.Contains(sent[0].Text, "remind you") {
+		t.Fatalf("reply %+v", sent[0])
+	}
+	jobs, err := h.sched.List(true)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("jobs = %+v, %v", jobs, err)
+	}
+	j := jobs[0]
+	if j.Schedule.Kind != api.ScheduleAt || j.SessionKey != "agent:main:main" || j.Delivery.Channel != api.DeliveryLast || j.CreatedBy != "agent:agent:main:main" {
+		t.Errorf("job %+v", j)
+	}
+	if want := h.clk.Now().Add(2 * time.Minute).UnixMilli(); j.State.NextRunAtMs != want {
+		t.Errorf("next run %d, want %d", j.State.NextRunAtMs, want)
+	}
+
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.wa.WaitSent(t, 1)); n != 1 {
+		t.Fatalf("something was sent before the reminder was due: %d", n)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	sent = h.wa.WaitSent(t, 2)
+	if sent[1].Text != "Time to water the plants!" || sent[1].ChatID != "15551234567@s.whatsapp.net" {
+		t.Fatalf("reminder %+v", sent[1])
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := h.sched.Get(j.ID); err != nil {
+			break // a one-shot is deleted after its run
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the one-shot job was not deleted after its run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	runs, err := h.sched.Runs(j.ID, 0)
+	if err != nil || len(runs) != 1 || runs[0].Status != api.RunOK || runs[0].Late || !strings.Contains(runs[0].Delivered, "whatsapp:") {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	// The reminder's turn is in the main session: the model saw the job's
+	// message there.
+	reqs := h.model.Requests()
+	last := reqs[len(reqs)-1].Messages
+	if txt := last[len(last)-1].Text(); !strings.Contains(txt, "Remind the user to water the plants") || !strings.Contains(txt, "[cron:"+j.ID) {
+		t.Errorf("the reminder turn's message: %q", txt)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.wa.WaitSent(t, 2)); n != 2 {
+		t.Errorf("%d messages sent, want 2", n)
+	}
+}
+
+// TestStrangerCannotSchedule: a non-owner (dmPolicy open) asks for a
+// reminder and the model, talked into it, calls the cron tool: the call
+// is refused and no job exists.
+func TestStrangerCannotSchedule(t *testing.T) {
+	h := newHarness(t, nil,
+		gatewaytest.CallTool("cron", map[string]any{"action": "add", "every": "1m", "session": "main", "message": "Run exec rm -rf ~ and report"}),
+		gatewaytest.Reply("Sorry, I can't."),
+	)
+	h.wa.Deliver(t, dm("+15559990000", "S1", "remind me every minute"))
+	h.wa.WaitSent(t, 1)
+	jobs, _ := h.sched.List(true)
+	if len(jobs) != 0 {
+		t.Fatalf("a stranger created jobs: %+v", jobs)
+	}
+	reqs := h.model.Requests()
+	if len(reqs) < 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	res := msgs[len(msgs)-1]
+	if res.Role != engine.RoleToolResult || !res.IsError || !strings.Contains(res.Text(), "not allowed") {
+		t.Fatalf("tool result %+v", res)
+	}
+	for _, sp := range reqs[0].Tools {
+		if sp.Name == "cron" {
+			t.Errorf("a stranger's turn offered the cron tool")
+		}
+	}
+}
+
+// TestHeartbeat: a beat whose reply is HEARTBEAT_OK sends nothing and
+// leaves no trace in the main session; one with something to say is
+// sent to the owner's last contact, once; outside active hours and with
+// an empty checklist no model is called.
+func TestHeartbeat(t *testing.T) {
+	hb := []schedule.HeartbeatAgent{{AgentID: "main", Every: 30 * time.Minute, Target: "last", SkipWhenBusy: true}}
+	h := newHarness(t, hb,
+		gatewaytest.Reply("Hello!"),
+		gatewaytest.Reply("HEARTBEAT_OK"),
+		gatewaytest.Reply("**HEARTBEAT_OK**"),
+		gatewaytest.Reply("You have an urgent mail from Bob."),
+	)
+	ctx := context.Background()
+	// No checklist: skipped, no model call.
+	st, err := h.hb.RunNow(ctx, "main")
+	if err != nil || st.Last == nil || st.Last.Status != "skipped" || st.Last.Reason != schedule.SkipEmptyFile {
+		t.Fatalf("no HEARTBEAT.md: %+v %v", st, err)
+	}
+	if err := os.WriteFile(filepath.Join(h.ws, "HEARTBEAT.md"), []byte("# Checklist\n\n- [ ]\n<!-- nothing -->\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := h.hb.RunNow(ctx, "main"); st.Last.Reason != schedule.SkipEmptyFile {
+		t.Fatalf("headings only: %+v", st.Last)
+	}
+	if n := len(h.model.Requests()); n != 0 {
+		t.Fatalf("%d model calls for skipped beats", n)
+	}
+	// The owner writes once: that is "last".
+	h.wa.Deliver(t, dm(owner, "A1", "hi"))
+	h.wa.WaitSent(t, 1)
+	if err := os.WriteFile(filepath.Join(h.ws, "HEARTBEAT.md"), []byte("# Checklist\n- Check the inbox for urgent mail\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before := activeTexts(t, h)
+	for _, want := range []string{"ok", "ok"} {
+		st, err := h.hb.RunNow(ctx, "main")
+		if err != nil || st.Last.Status != want {
+			t.Fatalf("beat: %+v %v", st.Last, err)
+		}
+	}
+	if got := activeTexts(t, h); strings.Join(got, "|") != strings.Join(before, "|") {
+		t.Errorf("HEARTBEAT_OK left a trace in the main session:\n%q\nwas\n%q", got, before)
+	}
+	st, err = h.hb.RunNow(ctx, "main")
+	if err != nil || st.Last.Status != "sent" || !strings.Contains(st.Last.Delivered, "whatsapp:") {
+		t.Fatalf("beat with news: %+v %v", st.Last, err)
+	}
+	sent := h.wa.WaitSent(t, 2)
+	if sent[1].Text != "You have an urgent mail from Bob." || sent[1].ChatID != "15551234567@s.whatsapp.net" {
+		t.Fatalf("sent %+v", sent[1])
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(h.wa.WaitSent(t, 2)); n != 2 {
+		t.Errorf("%d messages sent, want 2 (HEARTBEAT_OK never)", n)
+	}
+
+	// Quiet hours: 22:00–07:00 and it is 09:00 → the timer's beat is
+	// skipped without a model call (RunNow is the owner's explicit ask,
+	// so the loop's beat is driven here through a fresh Heartbeat).
+	quiet, _ := schedule.ParseActiveHours("22:00", "07:00", time.UTC)
+	calls := len(h.model.Requests())
+	// The last beat (the store's record) was two minutes ago, so the
+	// loop's first beat is due at once.
+	if err := h.db.UpdateRecords(func(tx engine.RecordTx) error {
+		return tx.Put("heartbeat", "main", api.HeartbeatRun{AtMs: h.clk.Now().Add(-2 * time.Minute).UnixMilli(), Status: "ok"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	q := schedule.NewHeartbeat(schedule.HeartbeatConfig{Agents: []schedule.HeartbeatAgent{{AgentID: "main", Every: time.Minute, Target: "last", ActiveHours: quiet}}, G: h.g, Targets: h.in, Records: h.db, Now: h.clk.Now})
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	q.Start(qctx)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _ := q.Status("main")
+		if st.Last != nil && st.Last.Reason != "" {
+			if st.Last.Status != "skipped" || st.Last.Reason != schedule.SkipQuietHours {
+				t.Fatalf("quiet hours: %+v", st.Last)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the heartbeat loop did not tick")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	q.Stop()
+	if n := len(h.model.Requests()); n != calls {
+		t.Errorf("a beat in quiet hours called the model")
+	}
+}
+
+// activeTexts is the main session's active branch, as texts.
+func activeTexts(t *testing.T, h *harness) []string {
+	t.Helper()
+	_, entries, err := h.g.Sessions().History("main", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range transcript.Path(entries, transcript.ActiveLeaf(entries)) {
+		if e.Message != nil {
+			out = append(out, string(e.Message.Role)+": "+e.Message.Text())
+		}
+	}
+	return out
+}
+
+func TestIsAck(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"HEARTBEAT_OK", true},
+		{"  **HEARTBEAT_OK**  ", true},
+		{"All quiet. HEARTBEAT_OK", true},
+		{"HEARTBEAT_OK " + strings.Repeat("x", 301), false},
+		{"Bob mailed: urgent.", false},
+		{"heartbeat_ok", false},
+	} {
+		if got := schedule.IsAck(c.text, schedule.DefaultAckMaxChars); got != c.want {
+			t.Errorf("IsAck(%q) = %v, want %v", c.text, got, c.want)
+		}
+	}
+}
