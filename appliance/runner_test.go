@@ -59,14 +59,17 @@ func buildRunner() string {
 		// The variant make build builds here (same flags, so the same
 		// build-cache entry for llama.cpp), named as make build names it:
 		// $RUNNER_VARIANT (make test sets it), else this CPU's best.
-		cmd := exec.Command("go", "build", "-o", runnerPath(), "./runner")
+		// The openclaw_script tag lets a test script the model's replies
+		// ($OPENCLAW_RUNNER_SCRIPT, models/llamacpp/runner/script_on.go);
+		// it changes no llama.cpp file, so the build cache still serves it.
+		cmd := exec.Command("go", "build", "-tags", "openclaw_script", "-o", runnerPath(), "./runner")
 		v, ok := llamacpp.HostVariant()
 		if name := os.Getenv("RUNNER_VARIANT"); name != "" { // make test passes make's choice
 			v, ok = llamacpp.VariantByName(name)
 		}
 		if ok {
 			runnerVariant = v.Name
-			cmd = exec.Command("go", "build", "-ldflags", "-X main.variant="+v.Name, "-o", runnerPath(), "./runner")
+			cmd = exec.Command("go", "build", "-tags", "openclaw_script", "-ldflags", "-X main.variant="+v.Name, "-o", runnerPath(), "./runner")
 			cmd.Env = append(os.Environ(), "CGO_CFLAGS="+v.CgoFlags(), "CGO_CXXFLAGS="+v.CgoFlags())
 		}
 		out, err := cmd.CombinedOutput()

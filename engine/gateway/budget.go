@@ -133,7 +133,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 		maxOut = info.MaxTokens
 	}
 	b := prompt.NewBudget(w, maxOut)
-	minimal, _ := tool.ProfileAllow("minimal")
+	minimal := tool.SmallWindowTools
 	build := func(lvl prompt.Level) (*turnPlan, error) {
 		allow := ag.Allowed
 		if lvl >= prompt.LevelMinimalTools {

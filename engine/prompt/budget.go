@@ -19,7 +19,9 @@ import (
 //  1. LevelFiles: bootstrap files cut to a per-file and a total cap scaled
 //     to the share (OpenClaw's bootstrapMaxChars/bootstrapTotalMaxChars);
 //  2. LevelNoSkills: the skills list is dropped;
-//  3. LevelMinimalTools: the tool profile is narrowed to "minimal";
+//  3. LevelMinimalTools: the tools are narrowed to tool.SmallWindowTools
+//     (OpenClaw's "minimal" profile and the cron tool: a reminder is the
+//     first thing people ask a box with a small model);
 //  4. LevelSlim: the slim prompt (identity, tools, safety, workspace,
 //     untrusted-content rule, time zone).
 //

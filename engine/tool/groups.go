@@ -27,10 +27,20 @@ var Groups = map[string][]string{
 // ("full") means no restriction.
 var Profiles = map[string][]string{
 	"minimal":   {"session_status"},
-	"coding":    {"group:fs", "group:runtime", "group:sessions", "group:memory"},
-	"messaging": {"group:messaging", "sessions_list", "sessions_history", "sessions_send", "session_status"},
+	// coding and messaging add group:automation (cron) to OpenClaw's
+	// lists: the shipped profile is coding, and "remind me at 9" must
+	// work on a box with the shipped defaults.
+	"coding":    {"group:fs", "group:runtime", "group:sessions", "group:memory", "group:automation"},
+	"messaging": {"group:messaging", "sessions_list", "sessions_history", "sessions_send", "session_status", "group:automation"},
 	"full":      nil,
 }
+
+// SmallWindowTools are the tools a prompt keeps when its window is too
+// small for all of them (prompt.LevelMinimalTools): OpenClaw's "minimal"
+// profile and the cron tool, since "remind me at 9" is the first thing
+// people ask an assistant, and a box's default local model has a 4,096-
+// token window. The agent's own policy still applies on top.
+var SmallWindowTools = []string{"session_status", "cron"}
 
 // ProfileAllow returns the allow list of a profile and whether the profile
 // exists. "full" returns (nil, true): no restriction.

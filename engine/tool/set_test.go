@@ -175,8 +175,8 @@ func TestGroupsAndProfiles(t *testing.T) {
 		want    string
 	}{
 		{"minimal", "session_status"},
-		{"coding", "apply_patch,edit,exec,find,grep,ls,memory_get,memory_search,process,read,session_status,sessions_history,sessions_list,sessions_send,sessions_spawn,write"},
-		{"messaging", "message,session_status,sessions_history,sessions_list,sessions_send"},
+		{"coding", "apply_patch,cron,edit,exec,find,grep,ls,memory_get,memory_search,process,read,session_status,sessions_history,sessions_list,sessions_send,sessions_spawn,write"},
+		{"messaging", "cron,message,session_status,sessions_history,sessions_list,sessions_send"},
 		{"full", strings.Join(sorted(Groups["group:openclaw"]), ",")},
 	}
 	for _, tt := range tests {

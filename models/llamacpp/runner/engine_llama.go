@@ -291,6 +291,18 @@ func (e *llamaEngine) Complete(ctx context.Context, req *llamacpp.Request, piece
 	if maxTokens <= 0 {
 		maxTokens = e.nCtxSeq
 	}
+	// A test build's scripted reply (script_on.go) replaces sampling; a
+	// one-token prewarm is not a reply and samples.
+	var forced []int
+	scripted := false
+	if maxTokens > 1 {
+		if text, ok := scriptedReply(); ok {
+			if forced, err = e.model.Tokenize(text, false, true); err != nil {
+				return "", usage, fmt.Errorf("tokenize the scripted reply: %w", err)
+			}
+			scripted = true
+		}
+	}
 	genStart := time.Now()
 	var sampleTime time.Duration
 	var (
@@ -318,7 +330,13 @@ loop:
 		}
 		t0 := time.Now()
 		var tok int
-		if gsampler != nil {
+		if scripted {
+			if len(forced) == 0 {
+				stop = llamacpp.StopEOS
+				break
+			}
+			tok, forced = forced[0], forced[1:]
+		} else if gsampler != nil {
 			logits := e.logits(idx)
 			if logits == nil {
 				e.ctx.KvCacheSeqRm(dst, 0, -1)
