@@ -26,7 +26,7 @@ var Groups = map[string][]string{
 // Profiles are OpenClaw's base tool profiles (tools.profile). A nil list
 // ("full") means no restriction.
 var Profiles = map[string][]string{
-	"minimal":   {"session_status"},
+	"minimal": {"session_status"},
 	// coding and messaging add group:automation (cron) to OpenClaw's
 	// lists: the shipped profile is coding, and "remind me at 9" must
 	// work on a box with the shipped defaults.
