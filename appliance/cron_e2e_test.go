@@ -261,3 +261,99 @@ func waitSends(t *testing.T, f *imsgtest.Fake, chat int64, n int, timeout time.D
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestHeartbeatLocalModel is issue 25's heartbeat "Done means" on the
+// local test model (scripted runner) in a real gateway process: a beat
+// answered HEARTBEAT_OK sends nothing and leaves no trace in the main
+// session's history; one with something to say reaches the owner's chat
+// once; outside active hours the timer's beat is skipped without calling
+// the model.
+func TestHeartbeatLocalModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	if why := buildRunner(); why != "" {
+		t.Skip(why)
+	}
+	model, err := filepath.Abs("../../shared/models/llama-2-tiny-random-chatml-tools.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Skip("no chat-template test model: ", err)
+	}
+	f := imsgtest.New(t, imsgtest.Config{})
+	const sentinel = "THE MODEL WAS CALLED IN QUIET HOURS"
+	script := []string{"Hello!", "HEARTBEAT_OK", "The plumber comes at 3 today.", sentinel}
+	scriptPath := filepath.Join(t.TempDir(), "script.json")
+	data, _ := json.Marshal(script)
+	if err := os.WriteFile(scriptPath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := `{
+  commands: { ownerAllowFrom: ['imessage:` + imOwner + `'] },
+  channels: { imessage: { cliPath: '` + f.Path + `', dbPath: '/Users/me/Library/Messages/chat.db' } },
+  agents: { defaults: { heartbeat: { every: '30m', target: 'last', activeHours: { start: '08:00', end: '22:00', timezone: 'UTC' } } } },
+}`
+	g := newProcGW(t, cfg, "OPENCLAW_RUNNER="+runnerPath(), "OPENCLAW_RUNNER_SCRIPT="+scriptPath)
+	// The gateway's clock reads noon UTC (inside the active hours), then,
+	// after a restart, 23:00 (outside).
+	now := time.Now().UTC()
+	noon := time.Date(now.Year(), now.Month(), now.Day(), 12, 0, 0, 0, time.UTC)
+	if noon.Before(now) {
+		noon = noon.Add(24 * time.Hour)
+	}
+	g.start(testClockEnv + "=" + time.Until(noon).String())
+	g.cli("models", "import", model, "--name", "qwen3-1.7b")
+	ws := filepath.Join(g.dir, "state", "workspace")
+	if err := os.WriteFile(filepath.Join(ws, "HEARTBEAT.md"), []byte("# Heartbeat\n- Tell the user when the plumber comes.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.Add(imsgtest.DM(1, imOwnerChat, imOwner, "hi"))
+	waitSends(t, f, imOwnerChat, 1, 60*time.Second, g)
+
+	var st api.HeartbeatStatus
+	if err := json.Unmarshal([]byte(g.cli("system", "heartbeat", "run", "--json")), &st); err != nil || st.Last == nil || st.Last.Status != "ok" {
+		t.Fatalf("HEARTBEAT_OK beat: %v %+v", err, st.Last)
+	}
+	if hist := g.cli("sessions", "history", "agent:main:main", "--json"); strings.Contains(hist, "HEARTBEAT_OK") || strings.Contains(hist, "Read HEARTBEAT.md") {
+		t.Errorf("the HEARTBEAT_OK beat left a trace in the main session's history:\n%s", hist)
+	}
+	if err := json.Unmarshal([]byte(g.cli("system", "heartbeat", "run", "--json")), &st); err != nil || st.Last == nil || st.Last.Status != "sent" {
+		t.Fatalf("beat with news: %v %+v", err, st.Last)
+	}
+	sends := waitSends(t, f, imOwnerChat, 2, 60*time.Second, g)
+	if sends[1]["text"] != "The plumber comes at 3 today." {
+		t.Fatalf("sent %v", sends[1])
+	}
+
+	// 23:00, past the last beat's interval: the loop beats at once, and
+	// skips it (quiet hours) without a model call.
+	g.kill()
+	eleven := noon.Add(11 * time.Hour)
+	g.start(testClockEnv + "=" + time.Until(eleven).String())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := json.Unmarshal([]byte(g.cli("system", "heartbeat", "last", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Last != nil && st.Last.Status == "skipped" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no skipped beat in quiet hours: %+v", st.Last)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if st.Last.Reason != "quiet-hours" {
+		t.Errorf("skip reason %q, want quiet-hours", st.Last.Reason)
+	}
+	if left, _ := os.ReadFile(scriptPath); !strings.Contains(string(left), sentinel) {
+		t.Errorf("the model was called in quiet hours (script left: %s)", left)
+	}
+	time.Sleep(time.Second)
+	if n := len(imSendsTo(f, imOwnerChat)); n != 2 {
+		t.Errorf("%d sends to the owner's chat, want 2: %v", n, f.Sends())
+	}
+	g.kill()
+}
