@@ -138,6 +138,7 @@ func (m *Main) Run(ctx context.Context) error {
 	if err := m.buildScheduler(wr); err != nil {
 		return err
 	}
+	m.addAgentTools(wr)
 	if err := m.serveAPI(wr); err != nil {
 		return err
 	}
@@ -163,13 +164,13 @@ type wiring struct {
 	registry *catalog.Registry
 	pool     *llamacpp.Pool
 	resolver *modelset.Set
-	lanSide  *lanAPI      // set once the LAN API is up; read by status
+	lanSide  *lanAPI // set once the LAN API is up; read by status
 	// sched and heartbeat speak first (engine/schedule); stopSched stops
 	// their loops (shutdown does it before the turns stop).
 	sched     *schedule.Scheduler
 	heartbeat *schedule.Heartbeat
 	stopSched context.CancelFunc
-	control  http.Handler // the control API over the gateway and the channels (engine/localapi)
+	control   http.Handler // the control API over the gateway and the channels (engine/localapi)
 
 	srv            *http.Server
 	served         chan error

@@ -93,7 +93,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 		"meta", "wizard", "update", "env", "logging", "models.mode",
 		"models.providers.anthropic.authHeader", "models.providers.anthropic.models[0].cost",
 		"agents.defaults.models", "agents.defaults.maxConcurrent",
-		"agents.defaults.subagents", "agents.defaults.compaction.mode", "agents.list[0].identity",
+		"agents.defaults.compaction.mode", "agents.list[0].identity",
 		"tools.web", "messages.ackReactionScope", "commands.native", "commands.nativeSkills", "hooks", "skills", "plugins", "session.scope",
 		"session.dmScope", "gateway.mode", "gateway.controlUi", "gateway.auth", "gateway.tailscale",
 	}
@@ -106,7 +106,7 @@ func TestOpenClawConfigLoads(t *testing.T) {
 		t.Error("Config.Warnings differs from Check's warnings")
 	}
 	// What we do implement still took effect.
-	if c.Agents.Defaults.Model.Primary != "anthropic/claude-sonnet-4-5" || (c.Agents.Defaults.Compaction.ReserveTokensFloor == nil || *c.Agents.Defaults.Compaction.ReserveTokensFloor != 20000) {
+	if c.Agents.Defaults.Model.Primary != "anthropic/claude-sonnet-4-5" || c.Agents.Defaults.Subagents.MaxConcurrent != 8 || (c.Agents.Defaults.Compaction.ReserveTokensFloor == nil || *c.Agents.Defaults.Compaction.ReserveTokensFloor != 20000) {
 		t.Errorf("known keys lost: %+v", c.Agents.Defaults)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "workspace")); !errors.Is(err, os.ErrNotExist) {

@@ -133,6 +133,22 @@ type AgentDefaults struct {
 	MemorySearch MemorySearch `json:"memorySearch"`
 	// Heartbeat: the periodic check-in (cron.go).
 	Heartbeat Heartbeat `json:"heartbeat"`
+	// Subagents: what sessions_spawn may start (engine/tool/sessions).
+	Subagents Subagents `json:"subagents"`
+}
+
+// Subagents configures sub-agents (agents.defaults.subagents), OpenClaw's
+// keys; 0 or "" is the default.
+type Subagents struct {
+	// MaxConcurrent: sub-agents running at once (default 2: a small box
+	// runs one model at a time anyway; OpenClaw's is 8).
+	MaxConcurrent int `json:"maxConcurrent"`
+	// MaxSpawnDepth: how deep sub-agents nest (default 1: a sub-agent
+	// cannot spawn; at most 5, OpenClaw's range).
+	MaxSpawnDepth int `json:"maxSpawnDepth"`
+	// Model: the sub-agents' model; empty is the agent's. Only its
+	// primary is used: the agent's fallbacks follow it.
+	Model ModelRef `json:"model"`
 }
 
 // Compaction configures the persistent summary of old history (DESIGN §5).

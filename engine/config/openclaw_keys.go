@@ -35,7 +35,11 @@ func openclawKeys() map[reflect.Type][]string {
 			"elevatedDefault", "blockStreamingDefault", "blockStreamingBreak",
 			"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
 			"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode",
-			"maxConcurrent", "subagents", "additionalSystemPrompt", "sandbox", "tools",
+			"maxConcurrent", "additionalSystemPrompt", "sandbox", "tools",
+		},
+		reflect.TypeFor[Subagents](): {
+			"maxChildrenPerAgent", "runTimeoutSeconds", "archiveAfterMinutes", "thinking",
+			"announceTimeoutMs", "allowAgents", "requireAgentId", "delegationMode",
 		},
 		reflect.TypeFor[Compaction](): {
 			"mode", "maxHistoryShare", "customInstructions", "recentTurnsPreserve",

@@ -106,6 +106,13 @@ func (c *Config) validateAgents(v *validation) {
 	if d.TimeoutSeconds < 1 {
 		v.fail(dp+".timeoutSeconds", "must be at least 1, got %d", d.TimeoutSeconds)
 	}
+	c.validateModelRef(v, dp+".subagents.model", d.Subagents.Model)
+	if d.Subagents.MaxConcurrent < 0 {
+		v.fail(dp+".subagents.maxConcurrent", "must be 0 (the default, 2) or more, got %d", d.Subagents.MaxConcurrent)
+	}
+	if n := d.Subagents.MaxSpawnDepth; n < 0 || n > 5 {
+		v.fail(dp+".subagents.maxSpawnDepth", "must be between 1 and 5 (0: the default, 1), got %d", n)
+	}
 
 	seen := map[string]int{}
 	firstDefault := -1

@@ -30,6 +30,7 @@
 //	commands.go      slash commands
 //	budget.go, compact.go  the context budget, memory flush and compaction
 //	idempotency.go   retried API sends attach to their first turn
+//	sessiontools.go  what the session tools ask: listing, history, a turn in another session, a sub-agent's turn
 //	shutdown.go      closing running turns on shutdown
 package gateway
 

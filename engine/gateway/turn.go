@@ -44,6 +44,10 @@ type Origin struct {
 	// down: a turn aborted then was cut by a restart, and its sender is
 	// told so.
 	Stopping func() bool
+	// Depth is how far down a chain of sub-agents the turn runs (0: a
+	// message's or a job's turn; n: a sub-agent n spawns below one),
+	// handed to its tools (tool.Env.Depth).
+	Depth int
 }
 
 // cliOrigin is the origin of a message from the control API.
@@ -201,7 +205,7 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 	if o.Created == nil {
 		o.Created = &tool.Created{}
 	}
-	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}, Created: o.Created}
+	env := tool.Env{Workspace: ag.Workspace, AgentID: ag.ID, SessionKey: key, Approver: &approver{g: g, agentID: ag.ID, key: key, emit: emit}, Created: o.Created, Depth: o.Depth}
 	if !o.Owner {
 		// Someone other than the owner (an approved contact, a group
 		// member) chats without tools: the tools act on the owner's
@@ -215,6 +219,9 @@ func (g *Gateway) runTurn(ctx context.Context, ag *Agent, key engine.SessionKey,
 		restricted.Compaction.FlushEnabled = false
 		ag = &restricted
 	}
+	// The policy the turn runs under, after the restriction above: what a
+	// sub-agent it spawns may at most be allowed (engine/tool/sessions).
+	env.Allowed = ag.Allowed
 	plan, err := g.planTurn(turnCtx, ag, info, base, env, user)
 	if err != nil {
 		return nil, g.failTurn(ag, key, o, res, err)

@@ -51,6 +51,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/crashpoint"
 )
 
 // Record buckets.
@@ -399,6 +400,7 @@ func (s *Scheduler) execute(p pending) {
 		s.Wake()
 	}()
 	log := s.log.With("job", p.Job.ID, "run", p.Run.RunID)
+	crashpoint.At("cron-after-claim")
 	var res Result
 	for {
 		res = s.cfg.Runner.RunJob(s.ctx, p.Job, p.Run)
@@ -422,6 +424,7 @@ func (s *Scheduler) execute(p pending) {
 		}
 		log.Warn("cron run was cut short before it answered; running it again", "attempt", p.Run.Attempt)
 	}
+	crashpoint.At("cron-before-finish")
 	if err := s.finish(p, res); err != nil {
 		log.Error("could not record the end of a cron run; it is marked at the next start", "err", err)
 		return

@@ -51,6 +51,16 @@ type Env struct {
 	// Created, when set, records the files the turn's file tools create
 	// (the gateway lets a non-owner's reply attach only those).
 	Created *Created
+	// Allowed is the turn's effective tool policy (the agent's, after the
+	// gateway's own restrictions: a non-owner's turn allows nothing); nil
+	// means unknown, and a tool that starts turns of its own
+	// (sessions_spawn) then treats it as allowing nothing. Such a tool
+	// narrows it for the turns it starts, never widens it.
+	Allowed func(name string) bool
+	// Depth is how far down a chain of sub-agents the turn runs: 0 for a
+	// turn someone's message (or a job) started, n for a sub-agent n
+	// spawns below such a turn.
+	Depth int
 }
 
 // OutsideError reports a path that resolves outside the workspace.
@@ -252,4 +262,42 @@ type AllowEntry struct {
 	Argv    []string  `json:"argv,omitempty"`    // the whole argv, argv[0] as written
 	Command string    `json:"command,omitempty"` // exact text, only when Argv is empty
 	AddedAt time.Time `json:"addedAt"`
+}
+
+// SessionInfo is one session as the session tools (engine/tool/sessions)
+// list it. It and SpawnRequest live here, in the contract both sides
+// import, so the turn core can serve those tools without importing them.
+type SessionInfo struct {
+	Key         engine.SessionKey
+	UpdatedAt   time.Time
+	DisplayName string
+	Channel     string
+	Messages    int
+	Model       string // the model that answered last; "" before any did
+}
+
+// SpawnRequest is a sub-agent's turn as sessions_spawn asks the turn core
+// for it: one message, in a session of its own, under a policy the tool
+// has already narrowed.
+type SpawnRequest struct {
+	AgentID string
+	// Key is the sub-agent's session ("agent:<id>:subagent:<random>").
+	Key engine.SessionKey
+	// Parent is the session whose turn spawned it.
+	Parent engine.SessionKey
+	// Message is what the sub-agent is given: its task, framed.
+	Message string
+	Label   string // shown as the session's display name
+	// Model is "provider/model"; "" is the agent's.
+	Model string
+	// Allowed is the sub-agent's tool policy; nil allows nothing.
+	Allowed func(name string) bool
+	// Depth is the sub-agent's own depth (its parent's plus one).
+	Depth int
+}
+
+// SpawnResult is how a sub-agent's turn ended.
+type SpawnResult struct {
+	Reply string // its final reply; "" when it stayed silent
+	Model string // the model that answered
 }

@@ -1,0 +1,24 @@
+package main
+
+import (
+	"github.com/openclaw-edge/edge/engine/tool/message"
+	"github.com/openclaw-edge/edge/engine/tool/sessions"
+)
+
+// addAgentTools adds OpenClaw's session tools (sessions_list,
+// sessions_history, sessions_send, sessions_spawn, session_status) over
+// the gateway and the message tool over the channel side. Only owners'
+// turns get any tool (gateway.runTurn); the agents' tool policies decide
+// which of these they get.
+func (m *Main) addAgentTools(wr *wiring) {
+	sub := m.Config.Agents.Defaults.Subagents
+	for _, t := range sessions.Tools(sessions.Config{
+		Sessions:      m.Gateway.SessionTools(),
+		MaxConcurrent: sub.MaxConcurrent,
+		MaxDepth:      sub.MaxSpawnDepth,
+		Model:         sub.Model.Primary,
+	}) {
+		wr.reg.Add(t)
+	}
+	wr.reg.Add(message.Tool(message.Config{Sender: m.Inbound}))
+}

@@ -1,0 +1,231 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/prompt"
+	"github.com/openclaw-edge/edge/engine/session"
+	"github.com/openclaw-edge/edge/engine/tool"
+	"github.com/openclaw-edge/edge/engine/transcript"
+)
+
+// SessionTools is the turn core as the session tools (engine/tool/sessions:
+// sessions_list, sessions_history, sessions_send, sessions_spawn,
+// session_status) reach it, through their own interface: it reads one
+// agent's sessions and runs turns in them. Who may ask for what (the
+// caller's own agent, never its own session, the policy a sub-agent gets)
+// is the tools' business; these methods only refuse what cannot work (an
+// unknown agent, a key of another agent, a session that does not exist).
+type SessionTools struct{ g *Gateway }
+
+// SessionTools returns the gateway's side of the session tools.
+func (g *Gateway) SessionTools() *SessionTools { return &SessionTools{g: g} }
+
+// agent resolves agentID and checks that key is a valid key of it.
+func (s *SessionTools) agent(agentID string, key engine.SessionKey) (*Agent, error) {
+	ag := s.g.agents[agentID]
+	if ag == nil {
+		return nil, fmt.Errorf("agent %q is not configured", agentID)
+	}
+	if key == "" {
+		return ag, nil
+	}
+	if err := key.Valid(); err != nil {
+		return nil, err
+	}
+	if id := key.AgentID(); id != agentID {
+		return nil, fmt.Errorf("session %s is not agent %s's", key, agentID)
+	}
+	return ag, nil
+}
+
+// List lists the agent's sessions, most recently updated first.
+func (s *SessionTools) List(agentID string) ([]tool.SessionInfo, error) {
+	if _, err := s.agent(agentID, ""); err != nil {
+		return nil, err
+	}
+	list, err := s.g.cfg.Sessions.List(agentID)
+	if err != nil {
+		return nil, fmt.Errorf("list the sessions: %w", err)
+	}
+	out := make([]tool.SessionInfo, 0, len(list))
+	for _, k := range list {
+		out = append(out, tool.SessionInfo{Key: k.Key, UpdatedAt: k.Entry.UpdatedAt, DisplayName: k.Entry.DisplayName,
+			Channel: k.Entry.Channel, Messages: k.Entry.Messages, Model: k.Entry.LastModel})
+	}
+	return out, nil
+}
+
+// History returns the last limit messages (all when limit <= 0) of the
+// session's active branch: what the conversation is now, without the
+// branches an edit or a retry left behind.
+func (s *SessionTools) History(agentID string, key engine.SessionKey, limit int) ([]engine.Message, error) {
+	if _, err := s.agent(agentID, key); err != nil {
+		return nil, err
+	}
+	_, entries, err := s.g.cfg.Sessions.History(agentID, key)
+	if errors.Is(err, session.ErrNotFound) {
+		return nil, fmt.Errorf("there is no session %s", key)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", key, err)
+	}
+	var msgs []engine.Message
+	for _, e := range transcript.Path(entries, transcript.ActiveLeaf(entries)) {
+		if e.Message != nil {
+			msgs = append(msgs, *e.Message)
+		}
+	}
+	if limit > 0 && len(msgs) > limit {
+		msgs = msgs[len(msgs)-limit:]
+	}
+	return msgs, nil
+}
+
+// Status is /status of the session.
+func (s *SessionTools) Status(agentID string, key engine.SessionKey) (string, error) {
+	ag, err := s.agent(agentID, key)
+	if err != nil {
+		return "", err
+	}
+	if err := s.exists(agentID, key); err != nil {
+		return "", err
+	}
+	return s.g.statusText(ag, key), nil
+}
+
+func (s *SessionTools) exists(agentID string, key engine.SessionKey) error {
+	_, ok, err := s.g.cfg.Sessions.Get(agentID, key)
+	switch {
+	case err != nil:
+		return fmt.Errorf("read session %s: %w", key, err)
+	case !ok:
+		return fmt.Errorf("there is no session %s", key)
+	}
+	return nil
+}
+
+// Send runs a turn for text in an existing session of the agent, in that
+// session's lane, as the owner's (only owners' turns have the session
+// tools). The reply is recorded in that session and goes nowhere else:
+// the session's chat, if it has one, is not written to. wait 0 starts the
+// turn and returns at once; otherwise Send waits up to wait for the reply
+// (finished false: the turn goes on, and its reply will be in the
+// session's history). The turn does not end with the caller's: it is the
+// other session's, stopped by that session's /stop, its timeout or
+// shutdown.
+func (s *SessionTools) Send(ctx context.Context, agentID string, key engine.SessionKey, text string, wait time.Duration) (reply string, finished bool, err error) {
+	ag, err := s.agent(agentID, key)
+	if err != nil {
+		return "", false, err
+	}
+	if key == "" {
+		return "", false, errors.New("no session key")
+	}
+	e, ok, err := s.g.cfg.Sessions.Get(agentID, key)
+	switch {
+	case err != nil:
+		return "", false, fmt.Errorf("read session %s: %w", key, err)
+	case !ok:
+		return "", false, fmt.Errorf("there is no session %s", key)
+	}
+	main := key == engine.AgentSessionKey(ag.ID, s.g.cfg.MainKey)
+	o := &Origin{
+		In:      engine.Inbound{Channel: "session", ChatType: engine.ChatDirect, SenderID: "session", SenderName: "another session", Text: text},
+		Trusted: prompt.Trusted{Channel: "session", Provider: "session", ChatType: engine.ChatDirect},
+		Main:    main,
+		// The turn has tools only in a session of the owner's own: one
+		// with a channel contact's or a group's history would run the
+		// owner's tools over text a stranger wrote (a prompt injection
+		// one hop away). Elsewhere it runs as their turns do, without.
+		Owner: main || ownSession(e.Channel),
+	}
+	type outcome struct {
+		res *api.Result
+		err error
+	}
+	done := make(chan outcome, 1) // never blocks the turn's goroutine
+	go func() {
+		res, err := s.g.runTurn(context.WithoutCancel(ctx), ag, key, o, "", "", func(api.Event) {})
+		done <- outcome{res, err}
+	}()
+	if wait <= 0 {
+		return "", false, nil
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case out := <-done:
+		if out.err != nil {
+			return "", true, out.err
+		}
+		return out.res.Reply, true, nil
+	case <-timer.C:
+		return "", false, nil
+	case <-ctx.Done():
+		return "", false, ctx.Err()
+	}
+}
+
+// Spawn runs a sub-agent's one turn in its own new session and returns
+// its final reply. The turn runs under ctx — the spawning tool call's — so
+// whatever ends the parent's turn (its /stop, its timeout, shutdown) ends
+// the sub-agent's too; its own key's /stop works as well. It runs as the
+// owner's turn (only owners' turns can spawn) with the minimal prompt
+// (prompt.ModeMinimal: no SOUL.md, USER.md or MEMORY.md), req.Allowed as
+// its whole tool policy, and no memory flush: one task's scratch session
+// does not write the owner's memory notes.
+func (s *SessionTools) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResult, error) {
+	base, err := s.agent(req.AgentID, req.Key)
+	if err != nil {
+		return tool.SpawnResult{}, err
+	}
+	if req.Key == "" {
+		return tool.SpawnResult{}, errors.New("no session key for the sub-agent")
+	}
+	child := *base
+	child.PromptMode = prompt.ModeMinimal
+	child.Allowed = req.Allowed
+	if child.Allowed == nil {
+		child.Allowed = func(string) bool { return false }
+	}
+	child.Compaction.FlushEnabled = false
+	child.SessionStart = nil
+	if req.Model != "" {
+		child.Model = req.Model
+	}
+	name := "subagent"
+	if req.Label != "" {
+		name += ": " + req.Label
+	}
+	o := &Origin{
+		In: engine.Inbound{Channel: "subagent", ChatType: engine.ChatDirect, ChatID: string(req.Parent), SenderID: "parent",
+			SenderName: "parent session", Text: req.Message},
+		Trusted: prompt.Trusted{Channel: "subagent", Provider: "subagent", ChatType: engine.ChatDirect},
+		Meta:    session.Meta{ChatType: string(engine.ChatDirect), Channel: "subagent", DisplayName: name},
+		Owner:   true,
+		Depth:   req.Depth,
+	}
+	res, err := s.g.runTurn(ctx, &child, req.Key, o, "", "", func(api.Event) {})
+	if err != nil {
+		return tool.SpawnResult{}, err
+	}
+	return tool.SpawnResult{Reply: res.Reply, Model: res.Model}, nil
+}
+
+// ownSession reports whether a session's channel makes it the owner's
+// own: the CLI, the scheduler, the heartbeat, sub-agents and sessions
+// started by this tool. A channel chat's session (even the owner's DM,
+// which session.dmScope may share) is not.
+func ownSession(channel string) bool {
+	switch channel {
+	case "cli", "cron", "heartbeat", "subagent", "session":
+		return true
+	}
+	return false
+}
