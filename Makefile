@@ -109,11 +109,14 @@ test-unit-filter:
 ## 4 MiB tmpfs (needs root for `unshare -m` and mount, else skipped) starts and
 ## answers status; plus the channel pipeline (e-mail against a real dovecot and
 ## SMTP sink, skipped without dovecot) SIGKILLed after the inbox write, after the
-## reply+outbox commit and after the SMTP send: one reply Message-ID per mail.
+## reply+outbox commit and after the SMTP send: one reply Message-ID per mail;
+## plus scheduled turns (cron reminders to a fake iMessage) SIGKILLed after the
+## claim, the accept, before/after the reply commit, after the send and before
+## the run is marked: every reminder once (CRASH_JOBS=n per crash point).
 ## Not part of `make test`: about 8–14 minutes on a loaded 2-core box
 ## (CRASH_TURNS=n, CRASH_MAILS=n per crash point for a shorter run).
 test-crash:
-	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies' ./appliance/
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies|TestCrashScheduledTurns' ./appliance/
 
 ## test-short: the quick unit tests only
 test-short:

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/schedule"
 )
@@ -59,8 +60,12 @@ func (m *Main) buildScheduler(wr *wiring) error {
 		MainKey:       gw.MainKey(),
 		CheckDelivery: m.Inbound.CheckDelivery,
 		Heartbeat:     hb,
-		Logger:        log,
-		Now:           m.Now,
+		Retention:     cfg.Cron.Retention(),
+		DropTranscript: func(agentID, key, sessionID string) error {
+			return m.DB.DeleteTranscript(agentID, engine.SessionKey(key), sessionID)
+		},
+		Logger: log,
+		Now:    m.Now,
 	})
 	if err != nil {
 		return err

@@ -146,7 +146,11 @@ type CronRun struct {
 	Late       bool   `json:"late,omitempty"`
 	Manual     bool   `json:"manual,omitempty"` // `openclaw cron run` / the tool's run
 	SessionKey string `json:"sessionKey,omitempty"`
-	Reply      string `json:"reply,omitempty"` // the reply's first 300 characters
+	// SessionID is an isolated run's transcript, kept for
+	// cron.sessionRetention after the run and then deleted (cleared
+	// here); main and named sessions' runs leave it empty.
+	SessionID string `json:"sessionId,omitempty"`
+	Reply     string `json:"reply,omitempty"` // the reply's first 300 characters
 	// Delivered: where the reply went ("whatsapp:+1555…"); "" with
 	// Delivery "none", a silent reply or no reachable target.
 	Delivered string `json:"delivered,omitempty"`

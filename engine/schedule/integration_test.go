@@ -2,6 +2,7 @@ package schedule_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,10 @@ func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest
 		DefaultAgent: "main", HasAgent: func(id string) bool { return g.Agent(id) != nil },
 		Location: func(string) *time.Location { return time.UTC }, CheckDelivery: in.CheckDelivery,
 		Heartbeat: heart, Now: clk.Now,
+		Retention: 24 * time.Hour,
+		DropTranscript: func(agentID, key, sessionID string) error {
+			return db.DeleteTranscript(agentID, engine.SessionKey(key), sessionID)
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -336,5 +341,65 @@ func TestIsAck(t *testing.T) {
 		if got := schedule.IsAck(c.text, schedule.DefaultAckMaxChars); got != c.want {
 			t.Errorf("IsAck(%q) = %v, want %v", c.text, got, c.want)
 		}
+	}
+}
+
+// TestIsolatedRunRetention: each run of an isolated job has a fresh
+// session; the transcripts of runs that ended more than
+// cron.sessionRetention ago are deleted, the current one is kept, and the
+// run log stays.
+func TestIsolatedRunRetention(t *testing.T) {
+	h := newHarness(t, nil, gatewaytest.Reply("first run"), gatewaytest.Reply("second run"))
+	j, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true, SessionTarget: api.TargetIsolated,
+		Schedule: api.CronSchedule{Kind: api.ScheduleEvery, EveryMs: (10 * time.Minute).Milliseconds()},
+		Payload:  api.CronPayload{Message: "summarize the inbox"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitRuns := func(n int) []api.CronRun {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			runs, _ := h.sched.Runs(j.ID, 0)
+			if len(runs) >= n && runs[0].Status == api.RunOK {
+				return runs
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("runs %+v", runs)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	h.clk.Advance(10 * time.Minute)
+	h.sched.Wake()
+	waitRuns(1)
+	h.clk.Advance(10 * time.Minute)
+	h.sched.Wake()
+	runs := waitRuns(2)
+	first, second := runs[1], runs[0]
+	if first.SessionID == "" || second.SessionID == "" || first.SessionID == second.SessionID || first.SessionKey != "agent:main:cron:"+j.ID {
+		t.Fatalf("runs %+v", runs)
+	}
+	if _, err := h.sched.Edit(j.ID, api.CronPatch{Enabled: new(false)}); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(25 * time.Hour)
+	h.sched.Wake()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, _, err := h.g.Sessions().Transcript(first.SessionID); errors.Is(err, session.ErrNotFound) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first run's transcript was not pruned")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, _, err := h.g.Sessions().Transcript(second.SessionID); err != nil {
+		t.Errorf("the current run's transcript: %v", err)
+	}
+	runs, _ = h.sched.Runs(j.ID, 0)
+	if len(runs) != 2 || runs[1].SessionID != "" || runs[0].SessionID != second.SessionID {
+		t.Errorf("run log after pruning %+v", runs)
 	}
 }

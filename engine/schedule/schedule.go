@@ -106,6 +106,9 @@ type Run struct {
 type Result struct {
 	Status    string // api.RunOK, api.RunError or api.RunSkipped
 	Error     string
+	// SessionID is the transcript an isolated run wrote (its retention
+	// is cron.sessionRetention); "" otherwise.
+	SessionID string
 	Reply     string
 	Delivered string
 	// Again: the turn was cut short by a crash or a shutdown before
@@ -140,6 +143,11 @@ type Config struct {
 	CheckDelivery func(api.CronDelivery) error
 	// Heartbeat, if set, answers the heartbeat routes.
 	Heartbeat *Heartbeat
+	// Retention is cron.sessionRetention: an isolated run's transcript
+	// is deleted this long after the run (DropTranscript does it); 0
+	// keeps them.
+	Retention      time.Duration
+	DropTranscript func(agentID, key, sessionID string) error
 	Logger    *slog.Logger
 	Now       func() time.Time
 }
@@ -259,7 +267,12 @@ func (s *Scheduler) Wake() {
 
 func (s *Scheduler) loop() {
 	defer s.wg.Done()
+	var pruned time.Time
 	for {
+		if now := s.cfg.Now(); now.Sub(pruned) >= time.Hour {
+			s.pruneSessions(now)
+			pruned = now
+		}
 		next := s.tick()
 		wait := maxWait
 		if !next.IsZero() {
@@ -437,7 +450,7 @@ func (s *Scheduler) execute(p pending) {
 func (s *Scheduler) finish(p pending, res Result) error {
 	now := s.cfg.Now()
 	r := p.Run.CronRun
-	r.EndedMs, r.Status, r.Error, r.Delivered = now.UnixMilli(), res.Status, res.Error, res.Delivered
+	r.EndedMs, r.Status, r.Error, r.Delivered, r.SessionID = now.UnixMilli(), res.Status, res.Error, res.Delivered, res.SessionID
 	r.Reply = cut(res.Reply, 300)
 	return s.db.UpdateRecords(func(tx engine.RecordTx) error {
 		if err := tx.Delete(bucketPending, p.Job.ID); err != nil {
@@ -573,3 +586,47 @@ func badRequest(format string, a ...any) error {
 
 // oneLine folds s to one line for logs and names.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// pruneSessions deletes the transcripts of isolated runs that ended more
+// than cfg.Retention ago (never the one a job's session shows now) and
+// clears them from the run log, which stays.
+func (s *Scheduler) pruneSessions(now time.Time) {
+	if s.cfg.Retention <= 0 || s.cfg.DropTranscript == nil {
+		return
+	}
+	cutoff := now.Add(-s.cfg.Retention).UnixMilli()
+	type old struct {
+		key string
+		run api.CronRun
+	}
+	var due []old
+	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
+		return tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
+			var r api.CronRun
+			if jsonUnmarshal(raw, &r) == nil && r.SessionID != "" && r.EndedMs != 0 && r.EndedMs < cutoff {
+				due = append(due, old{k, r})
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		s.log.Warn("could not read the run log for retention", "err", err)
+		return
+	}
+	for _, o := range due {
+		key := engine.SessionKey(o.run.SessionKey)
+		if err := s.cfg.DropTranscript(key.AgentID(), o.run.SessionKey, o.run.SessionID); err != nil {
+			// The session's current transcript (the last run's) stays
+			// until a later run replaces it.
+			s.log.Debug("isolated run transcript kept", "run", o.run.RunID, "err", err)
+			continue
+		}
+		o.run.SessionID = ""
+		if err := s.db.UpdateRecords(func(tx engine.RecordTx) error { return tx.Put(bucketRuns, o.key, o.run) }); err != nil {
+			s.log.Warn("could not update the run log", "err", err)
+		}
+	}
+	if len(due) > 0 {
+		s.log.Info("isolated cron run sessions past cron.sessionRetention pruned", "count", len(due))
+	}
+}

@@ -129,6 +129,9 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 		return Result{Status: api.RunOK}
 	}
 	res.Status, res.Reply = api.RunOK, r.Reply
+	if job.SessionTarget == api.TargetIsolated {
+		res.SessionID = r.SessionID
+	}
 	if r.Suppressed {
 		res.Delivered = "" // a silent reply (NO_REPLY) sends nothing
 	}

@@ -661,3 +661,37 @@ func u64(n uint64) []byte {
 	binary.BigEndian.PutUint64(b, n)
 	return b
 }
+
+// DeleteTranscript removes the stored transcript sessionID, unless a
+// session of agentID under key points at it now (the session's own
+// history is never deleted this way). A missing transcript is no error.
+// It exists for the scheduler's retention of isolated runs' transcripts
+// (cron.sessionRetention): each run resets its session, leaving the last
+// run's transcript behind.
+func (db *DB) DeleteTranscript(agentID string, key engine.SessionKey, sessionID string) error {
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		var raw []byte
+		if b := tx.Bucket(bucketSessions).Bucket([]byte(agentID)); b != nil {
+			raw = b.Get([]byte(key))
+		}
+		if raw != nil {
+			var e session.Entry
+			if err := json.Unmarshal(raw, &e); err != nil {
+				return fmt.Errorf("session %s: %w", key, err)
+			}
+			if e.SessionID == sessionID {
+				return fmt.Errorf("transcript %s is the current one of %s", sessionID, key)
+			}
+		}
+		tb := tx.Bucket(bucketTranscripts)
+		if tb.Bucket([]byte(sessionID)) == nil {
+			return nil
+		}
+		return tb.DeleteBucket([]byte(sessionID))
+	})
+	if err != nil {
+		return fmt.Errorf("delete transcript %s: %w", sessionID, err)
+	}
+	db.cache.drop(sessionID)
+	return nil
+}
