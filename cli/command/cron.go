@@ -234,12 +234,12 @@ func (f *cronFlags) register(a *app, cmd *cobra.Command, add bool) {
 	fs.StringVar(&f.tz, "tz", "", "IANA time zone of --cron, and of an --at time without an offset (default: --cron the agent's, --at UTC)")
 	sessionHelp := "where a run happens: main, isolated (a fresh session each run) or session:KEY"
 	if add {
-		sessionHelp = "where a run happens: main, isolated (a fresh session each run), current or session:KEY (default main)"
+		sessionHelp = "where a run happens: main, isolated (a fresh session each run), current or session:KEY (default: main for --at, isolated for --every/--cron)"
 	}
 	fs.StringVar(&f.session, "session", "", sessionHelp)
 	fs.StringVarP(&f.message, "message", "m", "", "what the agent is told at each run")
 	fs.StringVar(&f.model, "model", "", `the model of the job's turns ("provider/model"; default the agent's)`)
-	fs.BoolVar(&f.announce, "announce", false, "send the run's reply to --channel/--to (default with either, or with --session isolated)")
+	fs.BoolVar(&f.announce, "announce", false, "send the run's reply to --channel/--to (the default; without them: the chat you last wrote from)")
 	fs.BoolVar(&f.noDeliver, "no-deliver", false, "keep the run's reply in the session")
 	fs.StringVar(&f.channel, "channel", "", `the channel the reply goes to, or "last" (the one you last wrote from; default)`)
 	fs.StringVar(&f.to, "to", "", "the chat the reply goes to on --channel (default your own)")
@@ -278,11 +278,11 @@ reply goes.
   --cron EXPR     on a cron expression in --tz (default the agent's zone);
                   the gateway checks it
 
-The run happens in the agent's main session unless --session says
-otherwise. Its reply is announced (on --channel, default the one you last
-wrote from, to --to, default you) when --announce, --channel, --to or
---account is given or the session is isolated; --no-deliver keeps it in
-the session.
+A one-shot (--at) runs in the agent's main session, a recurring job
+(--every, --cron) in a fresh isolated session per run, unless --session
+says otherwise. Its reply is announced: on --channel (default: the chat
+you last wrote from) to --to (default: you); --no-deliver keeps it in the
+session.
 
 --json prints the job as the gateway stored it, with its id and next run.`,
 		Example: `  openclaw cron add --name tea --at 20m --message "The tea is ready"
@@ -333,22 +333,21 @@ func (f *cronFlags) newJob(now time.Time) (*api.CronJob, error) {
 	if f.keepAfterRun && sched.Kind != api.ScheduleAt {
 		return nil, usagef("--keep-after-run is for one-shot jobs (--at); --every and --cron jobs are kept")
 	}
+	// No --session: the gateway's default (main for --at, isolated for
+	// --every and --cron). No delivery flag: announced to the chat you
+	// last wrote from, as a reminder must be.
 	target := f.session
-	if target == "" {
-		target = api.TargetMain
-	}
-	if err := checkTarget(target, true); err != nil {
-		return nil, err
+	if target != "" {
+		if err := checkTarget(target, true); err != nil {
+			return nil, err
+		}
 	}
 	d, err := f.delivery(api.CronDelivery{Mode: api.DeliveryNone})
 	if err != nil {
 		return nil, err
 	}
-	if d == nil { // no delivery flag: announce what an isolated run says
-		d = &api.CronDelivery{Mode: api.DeliveryNone}
-		if target == api.TargetIsolated {
-			d.Mode = api.DeliveryAnnounce
-		}
+	if d == nil {
+		d = &api.CronDelivery{Mode: api.DeliveryAnnounce, Channel: api.DeliveryLast}
 	}
 	return &api.CronJob{
 		AgentID: f.agent, Name: f.name, Description: f.description, Enabled: !f.disabled, KeepAfterRun: f.keepAfterRun,

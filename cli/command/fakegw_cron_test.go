@@ -162,6 +162,13 @@ func init() {
 		if j.AgentID == "" {
 			j.AgentID = "main"
 		}
+		// The scheduler's defaults (engine/schedule Add).
+		if j.SessionTarget == "" {
+			j.SessionTarget = api.TargetMain
+			if j.Schedule.Kind != api.ScheduleAt {
+				j.SessionTarget = api.TargetIsolated
+			}
+		}
 		c := cronOf(g)
 		c.mu.Lock()
 		defer c.mu.Unlock()
