@@ -446,7 +446,10 @@ func IsAck(text string, maxOther int) bool {
 	return len([]rune(rest)) <= maxOther
 }
 
-var emptyLine = regexp.MustCompile(`^\s*(#.*|[-*+]\s*(\[[ xX]?\])?\s*|<!--.*-->)?\s*$`)
+// emptyLine is compiled on first use: every start would pay for it.
+var emptyLine = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\s*(#.*|[-*+]\s*(\[[ xX]?\])?\s*|<!--.*-->)?\s*$`)
+})
 
 // readChecklist reads HEARTBEAT.md from the workspace; "" when it is
 // missing or holds nothing but headings, empty list items and comments
@@ -465,7 +468,7 @@ func readChecklist(workspace string) (string, error) {
 	}
 	text := string(data)
 	for _, line := range strings.Split(text, "\n") {
-		if !emptyLine.MatchString(line) {
+		if !emptyLine().MatchString(line) {
 			return strings.TrimSpace(text), nil
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -26,7 +27,9 @@ type Spec struct {
 // cronParser reads 5 fields (minute first) and, with seconds first, 6;
 // descriptors (@daily, @every …) too. robfig/cron's own
 // ParseStandard takes 5 only.
-var cronParser = cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+var cronParser = sync.OnceValue(func() cron.Parser {
+	return cron.NewParser(cron.SecondOptional | cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+})
 
 // MinEvery is the shortest interval an every schedule may have: a
 // shorter one would keep a small box's model busy all the time.
@@ -76,7 +79,7 @@ func Parse(s api.CronSchedule, def *time.Location, created time.Time) (*Spec, er
 		if strings.HasPrefix(expr, "@every") {
 			return nil, errors.New("schedule.expr: use kind every (--every) for intervals")
 		}
-		c, err := cronParser.Parse(expr)
+		c, err := cronParser().Parse(expr)
 		if err != nil {
 			return nil, fmt.Errorf("schedule.expr: %q: %v (5 fields: minute hour day-of-month month day-of-week, e.g. \"0 7 * * *\"; or 6 with seconds first)", s.Expr, err)
 		}

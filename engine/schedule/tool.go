@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -250,7 +251,10 @@ func (t *cronTool) schedule(env tool.Env, a cronArgs) (api.CronSchedule, error) 
 	return api.CronSchedule{Kind: api.ScheduleCron, Expr: strings.TrimSpace(a.Cron), TZ: a.TZ}, nil
 }
 
-var durationPart = regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?)$`)
+// durationPart is compiled on first use: every start would pay for it.
+var durationPart = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?)$`)
+})
 
 // ParseDuration reads "20m", "2h30m", "1d", "in 20 minutes", "+2h", "90s".
 func ParseDuration(s string) (time.Duration, error) {
@@ -270,7 +274,7 @@ func ParseDuration(s string) (time.Duration, error) {
 			part += fields[i+1]
 			i++
 		}
-		m := durationPart.FindStringSubmatch(part)
+		m := durationPart().FindStringSubmatch(part)
 		if m == nil {
 			return 0, fmt.Errorf("%q is not a duration (e.g. 20m, 2h, 1d, \"20 minutes\")", s)
 		}
