@@ -156,3 +156,13 @@ func (c *Inbound) Announce(d api.CronDelivery) (string, func(delivery.Reply) ([]
 
 // Wake makes the outbox send what was just queued.
 func (c *Inbound) Wake() { c.outbox.Wake() }
+
+// ApprovalNotice tells the owner that a turn nobody is watching (a
+// scheduled one) waits for an exec approval: the owner's chats are the
+// only place an answer can come from.
+func (c *Inbound) ApprovalNotice(a *api.Approval) {
+	if a == nil || len(c.order) == 0 {
+		return
+	}
+	c.approvalNotice(nil, engine.Inbound{}, false, a)
+}

@@ -347,7 +347,7 @@ func (h *Heartbeat) beat(ctx context.Context, a *HeartbeatAgent, manual bool) {
 		Owner:   true,
 		Reply:   reply,
 	}
-	res, err := g.RunTurn(ctx, ag, key, o, dedup, func(api.Event) {})
+	res, err := g.RunTurn(ctx, ag, key, o, dedup, notices(h.cfg.Targets))
 	if h.cfg.Targets != nil && label != "" {
 		h.cfg.Targets.Wake()
 	}

@@ -57,6 +57,7 @@ type harness struct {
 	clk   *testClock
 	ws    string
 	db    engine.Records
+	reg   *tool.Registry
 }
 
 func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest.Step) *harness {
@@ -114,7 +115,7 @@ func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest
 		s.Stop()
 		in.Stop()
 	})
-	return &harness{g: g, in: in, model: m, wa: wa, sched: s, hb: heart, clk: clk, ws: ws, db: db}
+	return &harness{g: g, in: in, model: m, wa: wa, sched: s, hb: heart, clk: clk, ws: ws, db: db, reg: reg}
 }
 
 func dm(sender, id, text string) engine.Inbound {
@@ -401,5 +402,45 @@ func TestIsolatedRunRetention(t *testing.T) {
 	runs, _ = h.sched.Runs(j.ID, 0)
 	if len(runs) != 2 || runs[1].SessionID != "" || runs[0].SessionID != second.SessionID {
 		t.Errorf("run log after pruning %+v", runs)
+	}
+}
+
+// TestScheduledApprovalReachesOwner: a scheduled turn that needs an exec
+// approval tells the owner on their channel (nobody watches a scheduled
+// turn); the owner's answer lets it finish and its reply is delivered.
+func TestScheduledApprovalReachesOwner(t *testing.T) {
+	h := newHarness(t, nil,
+		gatewaytest.Reply("Hello!"),
+		gatewaytest.RunCmd("backup.sh"),
+		gatewaytest.Reply("Backup done."),
+	)
+	ex := &gatewaytest.Exec{Allow: &gatewaytest.MemAllowlist{}}
+	h.reg.Add(ex)
+	h.wa.Deliver(t, dm(owner, "A1", "hi"))
+	h.wa.WaitSent(t, 1)
+	if _, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true,
+		Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: h.clk.Now().Add(time.Minute).Format(time.RFC3339)},
+		Payload:  api.CronPayload{Message: "run the backup"}}); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	sent := h.wa.WaitSent(t, 2)
+	if !strings.Contains(sent[1].Text, "Approval needed") || !strings.Contains(sent[1].Text, "backup.sh") {
+		t.Fatalf("notice %+v", sent[1])
+	}
+	pending := h.g.Approvals()
+	if len(pending) != 1 {
+		t.Fatalf("approvals %+v", pending)
+	}
+	if _, err := h.g.Decide(engine.SessionKey(pending[0].SessionKey), pending[0].ID, tool.DecisionAllowOnce); err != nil {
+		t.Fatal(err)
+	}
+	sent = h.wa.WaitSent(t, 3)
+	if sent[2].Text != "Backup done." {
+		t.Fatalf("reply %+v", sent[2])
+	}
+	if got := ex.Got(); len(got) != 1 || got[0] != "backup.sh: allow-once" {
+		t.Errorf("exec %v", got)
 	}
 }

@@ -26,6 +26,18 @@ type Targets interface {
 	Announce(d api.CronDelivery) (label string, reply func(delivery.Reply) ([]session.Record, error), err error)
 	// Wake makes the outbox send what a turn just queued.
 	Wake()
+	// ApprovalNotice tells the owner that a scheduled turn waits for an
+	// exec approval (nobody watches it otherwise).
+	ApprovalNotice(a *api.Approval)
+}
+
+// notices forwards a scheduled turn's approval requests to the owner.
+func notices(t Targets) func(api.Event) {
+	return func(ev api.Event) {
+		if t != nil && ev.Type == api.EventApproval && ev.Approval != nil {
+			t.ApprovalNotice(ev.Approval)
+		}
+	}
 }
 
 // Turns runs cron jobs as turns through the gateway (the scheduler's
@@ -110,7 +122,7 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 		Owner: true,
 		Reply: reply,
 	}
-	r, err := t.G.RunTurn(ctx, ag, key, o, run.Dedup, func(api.Event) {})
+	r, err := t.G.RunTurn(ctx, ag, key, o, run.Dedup, notices(t.Targets))
 	if t.Targets != nil && reply != nil {
 		t.Targets.Wake()
 	}
