@@ -118,6 +118,25 @@ func (g *procGW) start(extra ...string) {
 	}
 }
 
+// waitLinked waits until the iMessage channel is linked: its first link
+// starts reading after the newest message, so one added before is never
+// read.
+func (g *procGW) waitLinked() {
+	g.t.Helper()
+	cl := client.New(g.socket)
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		list, err := cl.Channels(context.Background())
+		if err == nil && len(list) == 1 && list[0].State == "linked" {
+			return
+		}
+		if time.Now().After(deadline) {
+			g.t.Fatalf("imessage not linked: %+v %v\n%s", list, err, g.logs())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func (g *procGW) kill() {
 	_ = g.cmd.Process.Signal(syscall.SIGKILL)
 	<-g.exited
@@ -184,6 +203,7 @@ func TestReminderSurvivesRestart(t *testing.T) {
 	g := newProcGW(t, cfg, "OPENCLAW_RUNNER="+runnerPath(), "OPENCLAW_RUNNER_SCRIPT="+scriptPath)
 	g.start()
 	g.cli("models", "import", model, "--name", "qwen3-1.7b")
+	g.waitLinked()
 
 	f.Add(imsgtest.DM(1, imOwnerChat, imOwner, "remind me in 2 minutes to water the plants"))
 	sends := waitSends(t, f, imOwnerChat, 1, 120*time.Second, g)
@@ -309,6 +329,7 @@ func TestHeartbeatLocalModel(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "HEARTBEAT.md"), []byte("# Heartbeat\n- Tell the user when the plumber comes.\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	g.waitLinked()
 	f.Add(imsgtest.DM(1, imOwnerChat, imOwner, "hi"))
 	waitSends(t, f, imOwnerChat, 1, 60*time.Second, g)
 

@@ -136,7 +136,11 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 	minimal := tool.SmallWindowTools
 	build := func(lvl prompt.Level) (*turnPlan, error) {
 		allow := ag.Allowed
-		if lvl >= prompt.LevelMinimalTools {
+		switch {
+		case lvl >= prompt.LevelBare:
+			// The last resort of a tiny window: no tool schemas at all.
+			allow = func(string) bool { return false }
+		case lvl >= prompt.LevelMinimalTools:
 			allow = func(name string) bool { return ag.Allowed(name) && slices.Contains(minimal, name) }
 		}
 		set := tool.NewSet(g.cfg.Tools, allow, env, tool.TruncateConfig{ContextWindow: w.Tokens})
@@ -168,7 +172,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 			if err != nil {
 				return nil, err
 			}
-			if fixed > b.Fixed && lvl < prompt.LevelSlim {
+			if fixed > b.Fixed && lvl < prompt.LevelBare {
 				tried = append(tried, fmt.Sprintf("%s=%d", lvl, fixed))
 				continue
 			}
@@ -189,7 +193,7 @@ func (g *Gateway) planTurn(ctx context.Context, ag *Agent, info ModelInfo, base 
 			p.forced = forced
 			return p, nil
 		}
-		if lvl == prompt.LevelSlim {
+		if lvl == prompt.LevelBare {
 			return nil, &prompt.OverflowError{Need: need, Budget: b}
 		}
 		// This message is too long for the usual level: degrade further for

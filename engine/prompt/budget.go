@@ -20,10 +20,11 @@ import (
 //     to the share (OpenClaw's bootstrapMaxChars/bootstrapTotalMaxChars);
 //  2. LevelNoSkills: the skills list is dropped;
 //  3. LevelMinimalTools: the tools are narrowed to tool.SmallWindowTools
-//     (OpenClaw's "minimal" profile and the cron tool: a reminder is the
-//     first thing people ask a box with a small model);
+//     (the cron tool: a reminder is the first thing people ask a box with
+//     a small model);
 //  4. LevelSlim: the slim prompt (identity, tools, safety, workspace,
-//     untrusted-content rule, time zone).
+//     untrusted-content rule, time zone);
+//  5. LevelBare: the slim prompt without tools, for a tiny window.
 //
 // Example, the shipped defaults on stories260K (a 2,048-token window, its
 // own 512-token vocabulary): the reply gets 256 tokens, the prompt 1,792, the
@@ -77,9 +78,10 @@ const (
 	LevelNoSkills
 	LevelMinimalTools
 	LevelSlim
+	LevelBare
 )
 
-var levelNames = [...]string{"full", "bootstrap-truncated", "no-skills", "minimal-tools", "slim"}
+var levelNames = [...]string{"full", "bootstrap-truncated", "no-skills", "minimal-tools", "slim", "bare"}
 
 func (l Level) String() string {
 	if l >= 0 && int(l) < len(levelNames) {

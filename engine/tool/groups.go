@@ -36,11 +36,12 @@ var Profiles = map[string][]string{
 }
 
 // SmallWindowTools are the tools a prompt keeps when its window is too
-// small for all of them (prompt.LevelMinimalTools): OpenClaw's "minimal"
-// profile and the cron tool, since "remind me at 9" is the first thing
-// people ask an assistant, and a box's default local model has a 4,096-
-// token window. The agent's own policy still applies on top.
-var SmallWindowTools = []string{"session_status", "cron"}
+// small for all of them (prompt.LevelMinimalTools): the cron tool, since
+// "remind me at 9" is the first thing people ask an assistant and a box's
+// default local model has a 4,096-token window. OpenClaw's "minimal"
+// profile (session_status) does not fit beside it there, and /status
+// answers the same question. The agent's own policy still applies.
+var SmallWindowTools = []string{"cron"}
 
 // ProfileAllow returns the allow list of a profile and whether the profile
 // exists. "full" returns (nil, true): no restriction.
