@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -127,12 +128,8 @@ func (s *SessionTools) Send(ctx context.Context, agentID string, key engine.Sess
 	if key == "" {
 		return "", false, errors.New("no session key")
 	}
-	e, ok, err := s.g.cfg.Sessions.Get(agentID, key)
-	switch {
-	case err != nil:
-		return "", false, fmt.Errorf("read session %s: %w", key, err)
-	case !ok:
-		return "", false, fmt.Errorf("there is no session %s", key)
+	if err := s.exists(agentID, key); err != nil {
+		return "", false, err
 	}
 	main := key == engine.AgentSessionKey(ag.ID, s.g.cfg.MainKey)
 	o := &Origin{
@@ -143,7 +140,7 @@ func (s *SessionTools) Send(ctx context.Context, agentID string, key engine.Sess
 		// with a channel contact's or a group's history would run the
 		// owner's tools over text a stranger wrote (a prompt injection
 		// one hop away). Elsewhere it runs as their turns do, without.
-		Owner: main || ownSession(e.Channel),
+		Owner: main || OwnSession(key, s.g.cfg.MainKey),
 	}
 	type outcome struct {
 		res *api.Result
@@ -218,14 +215,31 @@ func (s *SessionTools) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.S
 	return tool.SpawnResult{Reply: res.Reply, Model: res.Model}, nil
 }
 
-// ownSession reports whether a session's channel makes it the owner's
-// own: the CLI, the scheduler, the heartbeat, sub-agents and sessions
-// started by this tool. A channel chat's session (even the owner's DM,
-// which session.dmScope may share) is not.
-func ownSession(channel string) bool {
-	switch channel {
-	case "cli", "cron", "heartbeat", "subagent", "session":
+// OwnSession reports whether key is a session only the owner's side
+// writes to: the main session, a scheduled job's (cron:), a sub-agent's
+// (subagent:), the heartbeat's, or one the CLI named. A session that
+// routing made for a channel chat (engine/routing: "direct:<peer>",
+// "<channel>:direct:<peer>", "<channel>:<account>:direct:<peer>",
+// "<channel>:group|channel|room:<id>") is not: its history holds text
+// other people wrote, so a turn the owner's side starts there (a cron
+// job bound to it, sessions_send) runs without tools. It is decided by
+// the key, which nobody can change, not by the session's metadata, which
+// every turn rewrites.
+func OwnSession(key engine.SessionKey, mainKey string) bool {
+	rest, ok := strings.CutPrefix(string(key), "agent:"+key.AgentID()+":")
+	if !ok {
+		return false
+	}
+	switch {
+	case rest == mainKey, rest == "heartbeat",
+		strings.HasPrefix(rest, "cron:"), strings.HasPrefix(rest, "subagent:"):
 		return true
 	}
-	return false
+	for _, seg := range strings.Split(rest, ":") {
+		switch seg {
+		case "direct", "dm", "group", "channel", "room":
+			return false
+		}
+	}
+	return true
 }

@@ -391,3 +391,28 @@ func TestSessionsSendIntoAContactsSession(t *testing.T) {
 		t.Errorf("the turn in a contact's session offered %d tools", len(inBob.Tools))
 	}
 }
+
+func TestOwnSession(t *testing.T) {
+	for _, c := range []struct {
+		key  string
+		want bool
+	}{
+		{"agent:main:main", true},
+		{"agent:main:heartbeat", true},
+		{"agent:main:cron:abc123", true},
+		{"agent:main:subagent:x7", true},
+		{"agent:main:side", true}, // named from the CLI
+		{"agent:main:direct:+15551234567", false},
+		{"agent:main:whatsapp:direct:+15551234567", false},
+		{"agent:main:imessage:work:direct:+15551234567", false},
+		{"agent:main:whatsapp:group:123@g.us", false},
+		{"agent:main:telegram:channel:-100", false},
+		{"agent:main:email:room:x", false},
+		{"agent:ops:main", true}, // each agent's main session is its owner's
+		{"main", false},
+	} {
+		if got := gateway.OwnSession(engine.SessionKey(c.key), "main"); got != c.want {
+			t.Errorf("OwnSession(%s) = %v, want %v", c.key, got, c.want)
+		}
+	}
+}
