@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
@@ -12,23 +11,22 @@ import (
 	"github.com/openclaw-edge/edge/engine/schedule"
 )
 
-// testClockEnv shifts the gateway's clock (a Go duration, e.g. "1m55s"):
-// end-to-end tests restart a real gateway a little before a reminder is
-// due instead of waiting minutes. Like OPENCLAW_CRASHPOINT, it is for
-// tests; a box never sets it.
+// testClockEnv shifts the gateway's clock (a Go duration, e.g. "1m55s")
+// in a test binary run as the gateway (cron_e2e_test.go sets
+// testClockHook): end-to-end tests restart a real gateway a little before
+// a reminder is due instead of waiting minutes. A gateway built by `make
+// build` has no hook and ignores it.
 const testClockEnv = "OPENCLAW_TEST_CLOCK_OFFSET"
+
+// testClockHook is set by the tests; nil in the gateway.
+var testClockHook func() func() time.Time
 
 // testClock returns the shifted clock testClockEnv asks for; nil: none.
 func testClock() func() time.Time {
-	s := os.Getenv(testClockEnv)
-	if s == "" {
+	if testClockHook == nil {
 		return nil
 	}
-	off, err := time.ParseDuration(s)
-	if err != nil {
-		return nil
-	}
-	return func() time.Time { return time.Now().Add(off) }
+	return testClockHook()
 }
 
 // buildScheduler wires the scheduler and the heartbeat over the gateway

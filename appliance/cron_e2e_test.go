@@ -31,6 +31,17 @@ import (
 // through the model instead of sampling: models/llamacpp/runner/
 // script_on.go), and the CLI is the real openclaw.
 
+// The test binary, run as the gateway, honours OPENCLAW_TEST_CLOCK_OFFSET.
+func init() {
+	testClockHook = func() func() time.Time {
+		off, err := time.ParseDuration(os.Getenv(testClockEnv))
+		if err != nil {
+			return nil
+		}
+		return func() time.Time { return time.Now().Add(off) }
+	}
+}
+
 // procGW is a gateway process of this test binary.
 type procGW struct {
 	t      *testing.T

@@ -984,7 +984,11 @@ func parseAt(s, tz string, now time.Time) (time.Time, error) {
 		if err == nil {
 			break
 		}
-		t, err = time.ParseInLocation(layout, in, loc)
+		// Read as UTC, then resolved in loc (api.WallTime): a time in a
+		// spring gap is the instant after it, not one Go picks.
+		if t, err = time.Parse(layout, in); err == nil {
+			t = api.WallTime(t, loc)
+		}
 	}
 	if err != nil {
 		return time.Time{}, usagef("--at %q: want a time such as 2026-11-29T09:00 (in --tz, else UTC) or 2026-11-29T09:00:00+01:00, or a delay such as 20m, 2h, 1d or \"in 20 minutes\"", s)

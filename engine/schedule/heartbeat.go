@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -338,11 +339,16 @@ func (h *Heartbeat) beat(ctx context.Context, a *HeartbeatAgent, manual bool) {
 		return fn(r)
 	}
 	dedup := fmt.Sprintf("heartbeat:%s:%d:%s", ag.ID, now.UnixMilli(), engine.NewID(6))
+	// The main session keeps its own channel and name.
+	var hbMeta session.Meta
+	if a.IsolatedSession {
+		hbMeta = session.Meta{ChatType: string(engine.ChatDirect), Channel: "heartbeat", DisplayName: "heartbeat"}
+	}
 	o := &gateway.Origin{
 		In: engine.Inbound{Channel: "heartbeat", ChatType: engine.ChatDirect, ChatID: "heartbeat", SenderID: "heartbeat",
 			SenderName: "Heartbeat", MessageID: dedup, Text: text, Timestamp: now},
 		Trusted: prompt.Trusted{Channel: "heartbeat", Provider: "heartbeat", ChatType: engine.ChatDirect},
-		Meta:    session.Meta{ChatType: string(engine.ChatDirect), Channel: "heartbeat", DisplayName: "heartbeat"},
+		Meta:    hbMeta,
 		Main:    key == engine.AgentSessionKey(ag.ID, g.MainKey()),
 		Owner:   true,
 		Reply:   reply,
@@ -424,6 +430,9 @@ func (h *Heartbeat) prune(ctx context.Context, agentID string, key engine.Sessio
 		if e.Message != nil && e.Message.Role == engine.RoleUser {
 			return nil // someone spoke after it
 		}
+		if e.Message != nil && (len(e.Message.ToolCalls()) > 0 || e.Message.Role == engine.RoleToolResult) {
+			return nil // it acted: what it did stays in the history
+		}
 	}
 	target, _ := json.Marshal(path[at].ParentID)
 	if path[at].ParentID == "" {
@@ -455,16 +464,29 @@ var emptyLine = sync.OnceValue(func() *regexp.Regexp {
 // missing or holds nothing but headings, empty list items and comments
 // (OpenClaw's "effectively empty").
 func readChecklist(workspace string) (string, error) {
-	data, err := os.ReadFile(filepath.Join(workspace, "HEARTBEAT.md"))
+	// Inside the workspace only (a link out of it is not followed), a
+	// regular file only (a FIFO would block the beat, /dev/zero would
+	// fill memory), and at most 16 KiB read.
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return "", fmt.Errorf("open the workspace: %w", err)
+	}
+	defer root.Close()
+	f, err := root.OpenFile("HEARTBEAT.md", os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	if err != nil {
 		return "", fmt.Errorf("read HEARTBEAT.md: %w", err)
 	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", errors.New("HEARTBEAT.md is not a regular file")
+	}
 	const maxChecklist = 16 << 10
-	if len(data) > maxChecklist {
-		data = data[:maxChecklist]
+	data, err := io.ReadAll(io.LimitReader(f, maxChecklist))
+	if err != nil {
+		return "", fmt.Errorf("read HEARTBEAT.md: %w", err)
 	}
 	text := string(data)
 	for _, line := range strings.Split(text, "\n") {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -399,9 +400,18 @@ func TestIsolatedRunRetention(t *testing.T) {
 	if _, _, err := h.g.Sessions().Transcript(second.SessionID); err != nil {
 		t.Errorf("the current run's transcript: %v", err)
 	}
-	runs, _ = h.sched.Runs(j.ID, 0)
-	if len(runs) != 2 || runs[1].SessionID != "" || runs[0].SessionID != second.SessionID {
-		t.Errorf("run log after pruning %+v", runs)
+	for { // the log is updated after the transcript is gone
+		runs, _ = h.sched.Runs(j.ID, 0)
+		if len(runs) == 2 && runs[1].SessionID == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("run log after pruning %+v", runs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if runs[0].SessionID != second.SessionID {
+		t.Errorf("the current run's log entry lost its session: %+v", runs[0])
 	}
 }
 
@@ -442,5 +452,173 @@ func TestScheduledApprovalReachesOwner(t *testing.T) {
 	}
 	if got := ex.Got(); len(got) != 1 || got[0] != "backup.sh: allow-once" {
 		t.Errorf("exec %v", got)
+	}
+}
+
+// TestStopEndsAScheduledTurn: the owner's /stop ends a scheduled turn for
+// good: it is not run again, the run log says it was stopped, and the
+// one-shot is kept, disabled, for `cron run`.
+func TestStopEndsAScheduledTurn(t *testing.T) {
+	started := make(chan struct{})
+	hang := func(ctx context.Context, _ *engine.ChatRequest, _ func(engine.Event)) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	h := newHarness(t, nil, hang)
+	j, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true,
+		Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: h.clk.Now().Add(time.Minute).Format(time.RFC3339)},
+		Payload:  api.CronPayload{Message: "a long job"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	<-started
+	if _, err := h.g.Command(context.Background(), h.g.Agent("main"), "agent:main:main", "stop", "", func(api.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.sched.Get(j.ID)
+		if err == nil && got.State.RunningAtMs == 0 && got.State.LastStatus != "" {
+			if got.Enabled || got.State.LastStatus != api.RunSkipped || !strings.Contains(got.State.LastError, "stopped") {
+				t.Fatalf("after /stop: %+v", got)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run did not end: %+v %v", got, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := len(h.model.Requests()); n != 1 {
+		t.Errorf("%d model calls, want 1 (a stopped run is not run again)", n)
+	}
+}
+
+// TestJobInAContactsSessionHasNoTools: a job bound to a session where a
+// contact writes runs without tools: their text must not steer the
+// owner's tools.
+func TestJobInAContactsSessionHasNoTools(t *testing.T) {
+	h := newHarness(t, nil, gatewaytest.Reply("hi"), gatewaytest.Reply("done"))
+	key := "agent:main:whatsapp:direct:+15559990000"
+	if _, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true, SessionTarget: "session:" + key,
+		Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: h.clk.Now().Add(time.Minute).Format(time.RFC3339)},
+		Payload:  api.CronPayload{Message: "follow up"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}}); err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.model.Requests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := len(h.model.Requests()[0].Tools); n != 0 {
+		t.Errorf("a job in a contact's session offered %d tools", n)
+	}
+}
+
+// TestScheduleLimits: a schedule that would run more often than the
+// scheduler allows is refused; the tool (a model, maybe an injected one)
+// may not schedule more often than once a minute.
+func TestScheduleLimits(t *testing.T) {
+	h := newHarness(t, nil,
+		gatewaytest.CallTool("cron", map[string]any{"action": "add", "cron": "*/30 * * * * *", "message": "spam"}),
+		gatewaytest.Reply("ok"))
+	_, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleCron, Expr: "* * * * * *"}, Payload: api.CronPayload{Message: "x"}})
+	if err == nil || !strings.Contains(err.Error(), "more often") {
+		t.Errorf("every second: %v", err)
+	}
+	h.wa.Deliver(t, dm(owner, "A1", "ping me every 30 seconds"))
+	h.wa.WaitSent(t, 1)
+	reqs := h.model.Requests()
+	msgs := reqs[1].Messages
+	if res := msgs[len(msgs)-1]; !res.IsError || !strings.Contains(res.Text(), "once a minute") {
+		t.Errorf("tool result %+v", res)
+	}
+	if jobs, _ := h.sched.List(true); len(jobs) != 0 {
+		t.Errorf("jobs %+v", jobs)
+	}
+}
+
+// TestHeartbeatFileConfined: HEARTBEAT.md is read inside the workspace, as
+// a regular file, bounded: a link out of the workspace or a FIFO is an
+// error for that beat, never a read of another file or a hang.
+func TestHeartbeatFileConfined(t *testing.T) {
+	hb := []schedule.HeartbeatAgent{{AgentID: "main", Every: 30 * time.Minute, Target: "last", LightContext: true}}
+	h := newHarness(t, hb)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	if err := os.WriteFile(secret, []byte("TOP SECRET outside the workspace"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(h.ws, "HEARTBEAT.md")); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.hb.RunNow(context.Background(), "main")
+	if err != nil || st.Last.Status != "error" {
+		t.Fatalf("a link out of the workspace: %+v %v", st.Last, err)
+	}
+	os.Remove(filepath.Join(h.ws, "HEARTBEAT.md"))
+	if err := syscall.Mkfifo(filepath.Join(h.ws, "HEARTBEAT.md"), 0o600); err != nil {
+		t.Skip("no FIFO: ", err)
+	}
+	done := make(chan api.HeartbeatStatus, 1)
+	go func() { st, _ := h.hb.RunNow(context.Background(), "main"); done <- st }()
+	select {
+	case st := <-done:
+		if st.Last.Status != "error" {
+			t.Errorf("a FIFO: %+v", st.Last)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a FIFO HEARTBEAT.md blocked the heartbeat")
+	}
+	if n := len(h.model.Requests()); n != 0 {
+		t.Errorf("%d model calls", n)
+	}
+}
+
+// TestCutTurnWithToolsNotRerun: a scheduled turn a crash cut short after
+// it had called a tool is not run again at start (the tool would act
+// twice: a message sent twice, a job added twice); one cut before any
+// tool is.
+func TestCutTurnWithToolsNotRerun(t *testing.T) {
+	h := newHarness(t, nil, gatewaytest.Reply("ran again"))
+	sess := h.g.Sessions()
+	key := engine.SessionKey("agent:main:main")
+	cut := func(dedup string, withTool bool) {
+		t.Helper()
+		if _, err := sess.BeginTurn("main", key, session.Meta{}, dedup, engine.UserText("[cron:x] send the report")); err != nil {
+			t.Fatal(err)
+		}
+		if withTool {
+			call := engine.Message{Role: engine.RoleAssistant, Content: []engine.Block{engine.ToolCall{ID: "c1", Name: "message", Arguments: []byte(`{}`)}.Block()}, StopReason: engine.StopToolUse}
+			if _, err := sess.Append("main", key, call); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := sess.CloseInterrupted("main", key, "interrupted"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	turns := &schedule.Turns{G: h.g, Targets: h.in, Now: h.clk.Now}
+	job := api.CronJob{ID: "x", AgentID: "main", SessionTarget: api.TargetMain, Payload: api.CronPayload{Message: "send the report"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}}
+	run := func(dedup string) schedule.Result {
+		return turns.RunJob(context.Background(), job, schedule.Run{CronRun: api.CronRun{JobID: "x", RunID: "r", SessionKey: string(key)}, Dedup: dedup, Attempt: 1})
+	}
+	cut("cron:x:r1", true)
+	if res := run("cron:x:r1"); res.Again || res.Status != api.RunError || !strings.Contains(res.Error, "used tools") {
+		t.Errorf("cut after a tool call: %+v", res)
+	}
+	cut("cron:x:r2", false)
+	if res := run("cron:x:r2"); !res.Again {
+		t.Errorf("cut before any tool: %+v, want it run again", res)
+	}
+	if n := len(h.model.Requests()); n != 0 {
+		t.Errorf("%d model calls", n)
 	}
 }

@@ -120,6 +120,9 @@ func (s *Scheduler) check(job *api.CronJob, now time.Time, fresh bool) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
+	if gap := sp.minGap(now); gap > 0 && gap < MinEvery {
+		return badRequest("schedule: runs %s apart, more often than every %s", gap, MinEvery)
+	}
 	switch t := job.SessionTarget; {
 	case t == api.TargetMain:
 		job.SessionKey = string(engine.AgentSessionKey(job.AgentID, s.cfg.MainKey))
@@ -237,6 +240,9 @@ func (s *Scheduler) Edit(id string, p api.CronPatch) (api.CronJob, error) {
 	if err != nil {
 		return api.CronJob{}, wrapStore("edit the cron job", err)
 	}
+	if !out.Enabled {
+		s.cancelRun(id) // disabled: a run in flight stops
+	}
 	s.Wake()
 	return out, nil
 }
@@ -252,11 +258,22 @@ func (s *Scheduler) Remove(id string) (api.CronJob, error) {
 		if !found {
 			return notFound(id)
 		}
+		// Its run log goes with it.
+		var runs []string
+		if err := tx.ForEach(bucketRuns, id+"/", func(k string, _ []byte) error { runs = append(runs, k); return nil }); err != nil {
+			return err
+		}
+		for _, k := range runs {
+			if err := tx.Delete(bucketRuns, k); err != nil {
+				return err
+			}
+		}
 		return tx.Delete(bucketJobs, id)
 	})
 	if err != nil {
 		return api.CronJob{}, wrapStore("remove the cron job", err)
 	}
+	s.cancelRun(id) // a run in flight stops; its pending record goes when it ends
 	s.log.Info("cron job removed", "job", id)
 	return j, nil
 }
@@ -271,7 +288,7 @@ func (s *Scheduler) Run(id string, due bool) (api.CronRunQueued, error) {
 	}
 	s.mu.Lock()
 	ctx := s.ctx
-	busy := s.running[id]
+	_, busy := s.running[id]
 	s.mu.Unlock()
 	if ctx == nil || ctx.Err() != nil {
 		return api.CronRunQueued{Reason: "the scheduler is not running"}, nil
@@ -279,10 +296,12 @@ func (s *Scheduler) Run(id string, due bool) (api.CronRunQueued, error) {
 	if busy {
 		return api.CronRunQueued{OK: true, Reason: "a run of this job is in progress"}, nil
 	}
+	// Never wait for a slot: the caller may be a turn (the cron tool)
+	// that holds a session another run waits for.
 	select {
 	case s.sem <- struct{}{}:
-	case <-ctx.Done():
-		return api.CronRunQueued{Reason: "the scheduler is stopping"}, nil
+	default:
+		return api.CronRunQueued{OK: true, Reason: fmt.Sprintf("%d runs are in progress (cron.maxConcurrentRuns); try again when they end", cap(s.sem))}, nil
 	}
 	p, ok, err := s.claim(id, s.cfg.Now(), !due, due)
 	if err != nil || !ok {

@@ -95,6 +95,27 @@ func Parse(s api.CronSchedule, def *time.Location, created time.Time) (*Spec, er
 	return nil, fmt.Errorf("schedule.kind: %q is not at, every or cron", s.Kind)
 }
 
+// minGap is the shortest time between the next few runs after t (0 for a
+// one-shot): "* * * * * *" runs every second, which no box can afford.
+func (sp *Spec) minGap(t time.Time) time.Duration {
+	if sp.OneShot() {
+		return 0
+	}
+	var gap time.Duration
+	prev := sp.Next(t)
+	for range 4 {
+		next := sp.Next(prev)
+		if prev.IsZero() || next.IsZero() {
+			break
+		}
+		if d := next.Sub(prev); gap == 0 || d < gap {
+			gap = d
+		}
+		prev = next
+	}
+	return gap
+}
+
 // OneShot reports whether the schedule runs once.
 func (sp *Spec) OneShot() bool { return sp.kind == api.ScheduleAt }
 
@@ -140,29 +161,10 @@ func (sp *Spec) Next(t time.Time) time.Time {
 	return time.Time{}
 }
 
-// instant is the instant the wall clock w (read as UTC) names in loc: its
-// first occurrence when an autumn change repeats it, the instant after the
-// gap when a spring change skips it (02:30 → 03:30). time.Date does not
-// say which it picks, and picks differently in different zones.
-func instant(w time.Time, loc *time.Location) time.Time {
-	offset := func(t time.Time) time.Duration {
-		_, off := t.In(loc).Zone()
-		return time.Duration(off) * time.Second
-	}
-	// The offsets a day either side: zones change at most once a day.
-	before, after := offset(w.Add(-24*time.Hour)), offset(w.Add(24*time.Hour))
-	var first time.Time
-	for _, off := range []time.Duration{before, after} {
-		at := w.Add(-off)
-		if floating(at.In(loc)).Equal(w) && (first.IsZero() || at.Before(first)) {
-			first = at
-		}
-	}
-	if first.IsZero() { // in the gap: the old offset puts it just after
-		first = w.Add(-before)
-	}
-	return first.In(loc)
-}
+// instant is the instant the wall clock w (read as UTC) names in loc
+// (api.WallTime: a spring gap maps just after it, an autumn repeat to its
+// first occurrence).
+func instant(w time.Time, loc *time.Location) time.Time { return api.WallTime(w, loc) }
 
 // floating is t's wall clock read as UTC.
 func floating(t time.Time) time.Time {

@@ -125,3 +125,45 @@ func TestParseErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestParseAtAndDuration: the tool's times as a person (or a model) types
+// them; a local time in the spring gap is the instant after it.
+func TestParseAtAndDuration(t *testing.T) {
+	ny := mustZone(t, "America/New_York")
+	now := time.Date(2026, 3, 7, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct{ in, want string }{
+		{"2026-03-08 02:30", "2026-03-08T03:30:00-04:00"},
+		{"2026-03-08T09:00", "2026-03-08T09:00:00-04:00"},
+		{"2026-12-01T09:00:00+01:00", "2026-12-01T09:00:00+01:00"},
+		{"09:00", "2026-03-07T09:00:00-05:00"}, // it is 07:00 there: today
+		{"6am", "2026-03-08T06:00:00-04:00"},   // passed: tomorrow
+	} {
+		got, err := ParseAt(c.in, now, ny)
+		if err != nil || got.Format(time.RFC3339) != c.want {
+			t.Errorf("ParseAt(%q) = %s, %v; want %s", c.in, got.Format(time.RFC3339), err, c.want)
+		}
+	}
+	for _, c := range []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"20m", 20 * time.Minute, true},
+		{"in 20 minutes", 20 * time.Minute, true},
+		{"+2h", 2 * time.Hour, true},
+		{"1.5h", 90 * time.Minute, true},
+		{"1d", 24 * time.Hour, true},
+		{"2 hours and 30 minutes", 150 * time.Minute, true},
+		{"0m", 0, false},
+		{"0.0001s", 0, false},
+		{"-5m", 0, false},
+		{"90", 0, false},
+		{"9999999999999h 9999999999999h 1h", 0, false},
+		{"soon", 0, false},
+	} {
+		got, err := ParseDuration(c.in)
+		if (err == nil) != c.ok || c.ok && got != c.want {
+			t.Errorf("ParseDuration(%q) = %s, %v; want %s ok=%v", c.in, got, err, c.want, c.ok)
+		}
+	}
+}

@@ -104,8 +104,8 @@ type Run struct {
 
 // Result is how a run went.
 type Result struct {
-	Status    string // api.RunOK, api.RunError or api.RunSkipped
-	Error     string
+	Status string // api.RunOK, api.RunError or api.RunSkipped
+	Error  string
 	// SessionID is the transcript an isolated run wrote (its retention
 	// is cron.sessionRetention); "" otherwise.
 	SessionID string
@@ -114,6 +114,9 @@ type Result struct {
 	// Again: the turn was cut short by a crash or a shutdown before
 	// anything was sent; run it again under a new attempt.
 	Again bool
+	// Stopped: the owner stopped the turn (/stop), or removed or
+	// disabled the job while it ran: not an error, and not run again.
+	Stopped bool
 }
 
 // Runner runs a claimed run: a turn. The same run (same Dedup) may come
@@ -148,8 +151,8 @@ type Config struct {
 	// keeps them.
 	Retention      time.Duration
 	DropTranscript func(agentID, key, sessionID string) error
-	Logger    *slog.Logger
-	Now       func() time.Time
+	Logger         *slog.Logger
+	Now            func() time.Time
 }
 
 // Scheduler runs the jobs. It is safe for concurrent use.
@@ -161,8 +164,10 @@ type Scheduler struct {
 	wake chan struct{}
 	sem  chan struct{}
 
-	mu      sync.Mutex
-	running map[string]bool // job ids with a run in flight here
+	mu sync.Mutex
+	// running holds the runs in flight here by job id, with what
+	// cancels one (cron rm, disable).
+	running map[string]context.CancelFunc
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -197,7 +202,7 @@ func New(cfg Config) (*Scheduler, error) {
 		db:      cfg.Records,
 		wake:    make(chan struct{}, 1),
 		sem:     make(chan struct{}, cfg.MaxConcurrent),
-		running: map[string]bool{},
+		running: map[string]context.CancelFunc{},
 	}, nil
 }
 
@@ -232,18 +237,74 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read pending cron runs: %w", err)
 	}
+	var resume []pending
 	for _, p := range left {
-		s.log.Info("resuming a cron run left by the last run", "job", p.Job.ID, "run", p.Run.RunID)
+		j, err := s.Get(p.Job.ID)
+		if err != nil || !j.Enabled {
+			// Removed or disabled since: the run is not resumed.
+			s.log.Info("a cron run left by the last run is dropped: its job was removed or disabled", "job", p.Job.ID, "run", p.Run.RunID)
+			s.dropPending(p)
+			continue
+		}
 		s.mu.Lock()
-		s.running[p.Job.ID] = true
+		s.running[p.Job.ID] = func() {}
 		s.mu.Unlock()
-		s.sem <- struct{}{} // resumed runs go first; more than the limit wait here
-		s.wg.Add(1)
-		go s.execute(p)
+		resume = append(resume, p)
 	}
+	// Resumed runs go first, cron.maxConcurrentRuns at a time, without
+	// holding up the gateway's start.
 	s.wg.Add(1)
-	go s.loop()
+	go func() {
+		defer s.wg.Done()
+		for _, p := range resume {
+			s.log.Info("resuming a cron run left by the last run", "job", p.Job.ID, "run", p.Run.RunID)
+			select {
+			case s.sem <- struct{}{}:
+			case <-s.ctx.Done():
+				return
+			}
+			s.wg.Add(1)
+			go s.execute(p)
+		}
+		s.wg.Add(1)
+		go s.loop()
+	}()
 	return nil
+}
+
+// dropPending forgets a pending run whose job is gone or disabled; its
+// run log entry says so.
+func (s *Scheduler) dropPending(p pending) {
+	r := p.Run.CronRun
+	r.Status, r.Error, r.EndedMs = api.RunSkipped, "the job was removed or disabled before the run ended", s.cfg.Now().UnixMilli()
+	if err := s.db.UpdateRecords(func(tx engine.RecordTx) error {
+		if err := tx.Delete(bucketPending, p.Job.ID); err != nil {
+			return err
+		}
+		var j api.CronJob
+		if found, err := tx.Get(bucketJobs, p.Job.ID, &j); err != nil {
+			return err
+		} else if found {
+			j.State.RunningAtMs = 0
+			if err := tx.Put(bucketJobs, j.ID, j); err != nil {
+				return err
+			}
+			return tx.Put(bucketRuns, runKey(r), r)
+		}
+		return nil
+	}); err != nil {
+		s.log.Warn("could not drop a pending cron run", "job", p.Job.ID, "err", err)
+	}
+}
+
+// cancelRun stops job id's run in flight, if any (cron rm, disable).
+func (s *Scheduler) cancelRun(id string) {
+	s.mu.Lock()
+	cancel := s.running[id]
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // Stop stops the loop and waits for the runs in flight (the gateway's
@@ -305,6 +366,17 @@ func (s *Scheduler) tick() time.Time {
 			continue
 		}
 		due := time.UnixMilli(j.State.NextRunAtMs)
+		if due.After(now) && j.Schedule.Kind != api.ScheduleAt && j.State.ConsecutiveErrors == 0 {
+			// The clock went back (set by hand, or by NTP after a
+			// boot with a wrong clock): a next run computed on the
+			// later clock would keep the job quiet until it catches up.
+			if sp, err := Parse(j.Schedule, s.cfg.Location(j.AgentID), time.UnixMilli(j.CreatedAtMs)); err == nil {
+				if n := sp.Next(now); !n.IsZero() && n.Before(due) {
+					s.reschedule(j.ID, j.State.NextRunAtMs, n)
+					due = n
+				}
+			}
+		}
 		if due.After(now) {
 			if next.IsZero() || due.Before(next) {
 				next = due
@@ -315,7 +387,7 @@ func (s *Scheduler) tick() time.Time {
 			return next
 		}
 		s.mu.Lock()
-		busy := s.running[j.ID]
+		_, busy := s.running[j.ID]
 		s.mu.Unlock()
 		if busy {
 			continue
@@ -337,6 +409,21 @@ func (s *Scheduler) tick() time.Time {
 		go s.execute(p)
 	}
 	return next
+}
+
+// reschedule moves job id's next run from was to next, if it is still was.
+func (s *Scheduler) reschedule(id string, was int64, next time.Time) {
+	err := s.db.UpdateRecords(func(tx engine.RecordTx) error {
+		var j api.CronJob
+		if found, err := tx.Get(bucketJobs, id, &j); err != nil || !found || j.State.NextRunAtMs != was {
+			return err
+		}
+		j.State.NextRunAtMs = next.UnixMilli()
+		return tx.Put(bucketJobs, id, j)
+	})
+	if err != nil {
+		s.log.Warn("could not reschedule a job after the clock went back", "job", id, "err", err)
+	}
 }
 
 // claim marks a run of job id as started (one transaction: the pending
@@ -395,7 +482,7 @@ func (s *Scheduler) claim(id string, now time.Time, manual, due bool) (pending, 
 	})
 	if ok {
 		s.mu.Lock()
-		s.running[id] = true
+		s.running[id] = func() {} // execute puts the run's own cancel here
 		s.mu.Unlock()
 	}
 	return p, ok, err
@@ -413,14 +500,22 @@ func (s *Scheduler) execute(p pending) {
 		s.Wake()
 	}()
 	log := s.log.With("job", p.Job.ID, "run", p.Run.RunID)
+	runCtx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	s.mu.Lock()
+	s.running[p.Job.ID] = cancel
+	s.mu.Unlock()
 	crashpoint.At("cron-after-claim")
 	var res Result
 	for {
-		res = s.cfg.Runner.RunJob(s.ctx, p.Job, p.Run)
+		res = s.cfg.Runner.RunJob(runCtx, p.Job, p.Run)
 		if s.ctx.Err() != nil {
 			// Shutting down: the run stays pending and resumes at start.
 			log.Info("cron run cut by shutdown; it resumes at the next start")
 			return
+		}
+		if runCtx.Err() != nil {
+			res = Result{Stopped: true, Error: "stopped: the job was removed or disabled while it ran"}
 		}
 		if !res.Again {
 			break
@@ -450,11 +545,19 @@ func (s *Scheduler) execute(p pending) {
 func (s *Scheduler) finish(p pending, res Result) error {
 	now := s.cfg.Now()
 	r := p.Run.CronRun
+	if res.Stopped {
+		res.Status = api.RunSkipped
+	}
 	r.EndedMs, r.Status, r.Error, r.Delivered, r.SessionID = now.UnixMilli(), res.Status, res.Error, res.Delivered, res.SessionID
 	r.Reply = cut(res.Reply, 300)
 	return s.db.UpdateRecords(func(tx engine.RecordTx) error {
 		if err := tx.Delete(bucketPending, p.Job.ID); err != nil {
 			return err
+		}
+		var j api.CronJob
+		found, err := tx.Get(bucketJobs, p.Job.ID, &j)
+		if err != nil || !found {
+			return err // removed while it ran: its log went with it
 		}
 		if err := tx.Put(bucketRuns, runKey(r), r); err != nil {
 			return err
@@ -462,18 +565,22 @@ func (s *Scheduler) finish(p pending, res Result) error {
 		if err := pruneRuns(tx, r.JobID); err != nil {
 			return err
 		}
-		var j api.CronJob
-		found, err := tx.Get(bucketJobs, p.Job.ID, &j)
-		if err != nil || !found {
-			return err // removed while it ran: the log stays
-		}
 		j.State.RunningAtMs = 0
 		j.State.LastRunAtMs = r.StartedMs
 		j.State.LastStatus = res.Status
 		j.State.LastError = res.Error
 		j.State.LastDurationMs = r.EndedMs - r.StartedMs
+		if j.UpdatedAtMs != p.Job.UpdatedAtMs {
+			// Edited while it ran: the edit (a new time, a new
+			// schedule) stands; only the outcome is recorded.
+			return tx.Put(bucketJobs, j.ID, j)
+		}
 		oneShot := j.Schedule.Kind == api.ScheduleAt
 		switch {
+		case res.Stopped:
+			if oneShot {
+				j.Enabled, j.State.NextRunAtMs = false, 0 // kept: `cron run` runs it again
+			}
 		case res.Status == api.RunError:
 			j.State.ConsecutiveErrors++
 			retry := ms(now.Add(Backoff(j.State.ConsecutiveErrors)))

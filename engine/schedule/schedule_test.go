@@ -3,11 +3,13 @@ package schedule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
 )
@@ -370,3 +372,165 @@ func TestAddValidates(t *testing.T) {
 func asAPI(err error, ae **api.Error) bool { return errors.As(err, ae) }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestRunNeverWaits: with every slot taken, a manual run (the cron tool's,
+// from inside a turn) answers at once instead of waiting for a slot the
+// turn itself may hold.
+func TestRunNeverWaits(t *testing.T) {
+	clk := &clock{t: t0}
+	db := openDB(t, t.TempDir()+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 4), block: make(chan struct{})}
+	s := newSched(t, db, clk, r)
+	add := func(msg string) api.CronJob {
+		j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleEvery, EveryMs: 3600000}, Payload: api.CronPayload{Message: msg}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j
+	}
+	a, b := add("a"), add("b")
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if q, err := s.Run(a.ID, false); err != nil || !q.Enqueued {
+		t.Fatalf("first run: %+v %v", q, err)
+	}
+	done := make(chan api.CronRunQueued, 1)
+	go func() { q, _ := s.Run(b.ID, false); done <- q }()
+	select {
+	case q := <-done:
+		if q.Enqueued || !strings.Contains(q.Reason, "in progress") {
+			t.Errorf("second run: %+v", q)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run waited for a slot")
+	}
+	close(r.block)
+	waitRun(t, r)
+}
+
+// TestRemoveStopsARun: removing a job while it runs stops the run; its
+// log goes with it and nothing of it is resumed at the next start.
+func TestRemoveStopsARun(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{t: t0}
+	db := openDB(t, dir+"/state.db")
+	r := &fakeRunner{block: make(chan struct{})}
+	s := newSched(t, db, clk, r)
+	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Minute).Format(time.RFC3339)}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.Runs()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := s.Remove(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	for s.Status().Running != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not stop")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.Stop()
+	var left int
+	_ = db.ViewRecords(func(tx engine.RecordTx) error {
+		for _, b := range []string{bucketPending, bucketRuns} {
+			_ = tx.ForEach(b, "", func(string, []byte) error { left++; return nil })
+		}
+		return nil
+	})
+	if left != 0 {
+		t.Errorf("%d pending/run-log records left after cron rm", left)
+	}
+}
+
+// TestEditDuringRunStands: a one-shot rescheduled while it runs is not
+// deleted when the run ends; the edit stands.
+func TestEditDuringRunStands(t *testing.T) {
+	clk := &clock{t: t0}
+	db := openDB(t, t.TempDir()+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 2), block: make(chan struct{})}
+	s := newSched(t, db, clk, r)
+	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Minute).Format(time.RFC3339)}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(r.Runs()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no run")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tomorrow := clk.Now().Add(24 * time.Hour).Format(time.RFC3339)
+	if _, err := s.Edit(j.ID, api.CronPatch{Schedule: &api.CronSchedule{Kind: api.ScheduleAt, At: tomorrow}}); err != nil {
+		t.Fatal(err)
+	}
+	close(r.block)
+	waitRun(t, r)
+	got := waitState(t, s, j.ID, func(j api.CronJob, found bool) bool { return !found || j.State.RunningAtMs == 0 })
+	if got.ID == "" || !got.Enabled || got.Schedule.At != tomorrow || got.State.NextRunAtMs == 0 {
+		t.Errorf("after the run: %+v", got)
+	}
+}
+
+// TestStartDoesNotWaitForResumedRuns: more runs left pending than
+// cron.maxConcurrentRuns do not hold up Start; they run one by one.
+func TestStartDoesNotWaitForResumedRuns(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{t: t0}
+	db := openDB(t, dir+"/state.db")
+	s := newSched(t, db, clk, &fakeRunner{})
+	var ids []string
+	for i := range 3 {
+		j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Minute).Format(time.RFC3339)}, Payload: api.CronPayload{Message: fmt.Sprint(i)}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, j.ID)
+	}
+	clk.Advance(time.Minute)
+	for _, id := range ids {
+		if _, ok, err := s.claim(id, clk.Now(), false, true); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+	}
+	db.Close()
+	db = openDB(t, dir+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 4), block: make(chan struct{})}
+	s = newSched(t, db, clk, r)
+	started := make(chan error, 1)
+	go func() { started <- s.Start(context.Background()) }()
+	select {
+	case err := <-started:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start waited for the resumed runs")
+	}
+	close(r.block)
+	for range 3 {
+		waitRun(t, r)
+	}
+	s.Stop()
+}

@@ -100,6 +100,9 @@ func (t *cronTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 		if err != nil {
 			return engine.ErrorResult("%v", err)
 		}
+		if err := t.modelLimits(env, job.Schedule); err != nil {
+			return engine.ErrorResult("%v", err)
+		}
 		j, err := s.Add(ctx, job)
 		if err != nil {
 			return engine.ErrorResult("%v", err)
@@ -112,6 +115,11 @@ func (t *cronTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 		if err := t.own(env, a.ID); err != nil {
 			return engine.ErrorResult("%v", err)
 		}
+		if j, _ := s.Get(a.ID); !toOwner(j.Delivery) {
+			// Its replies go to someone else: changing what it says
+			// would be a message to them the owner never wrote.
+			return engine.ErrorResult("job %s sends its replies to %s:%s; only the owner changes it (openclaw cron edit)", a.ID, j.Delivery.Channel, j.Delivery.To)
+		}
 		var p api.CronPatch
 		if a.Name != "" {
 			p.Name = &a.Name
@@ -122,6 +130,9 @@ func (t *cronTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 		if a.In != "" || a.At != "" || a.Every != "" || a.Cron != "" {
 			sched, err := t.schedule(env, a)
 			if err != nil {
+				return engine.ErrorResult("%v", err)
+			}
+			if err := t.modelLimits(env, sched); err != nil {
 				return engine.ErrorResult("%v", err)
 			}
 			p.Schedule = &sched
@@ -156,6 +167,46 @@ func (t *cronTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 		return engine.TextResult("Started run " + q.RunID + "; its reply arrives as a new message.")
 	}
 	return engine.ErrorResult("action must be add, list, update, remove or run (got %q)", a.Action)
+}
+
+// Limits on what a model may schedule (a prompt-injected one, too): a job
+// it makes runs at most once a minute, and an agent keeps at most
+// maxModelJobs of them; the owner's CLI is bound only by the scheduler's.
+const (
+	modelMinEvery = time.Minute
+	maxModelJobs  = 50
+)
+
+func (t *cronTool) modelLimits(env tool.Env, sched api.CronSchedule) error {
+	if sched.Kind != api.ScheduleAt {
+		sp, err := Parse(sched, t.s.cfg.Location(env.AgentID), t.s.cfg.Now())
+		if err != nil {
+			return err
+		}
+		if gap := sp.minGap(t.s.cfg.Now()); gap > 0 && gap < modelMinEvery {
+			return fmt.Errorf("a job may run at most once a minute (this one: every %s)", gap)
+		}
+	}
+	jobs, err := t.s.List(true)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, j := range jobs {
+		if j.AgentID == env.AgentID && strings.HasPrefix(j.CreatedBy, "agent:") {
+			n++
+		}
+	}
+	if n >= maxModelJobs {
+		return fmt.Errorf("there are already %d jobs made in chats; remove some first (action list, then remove)", n)
+	}
+	return nil
+}
+
+// toOwner reports whether a delivery goes to the owner (or nowhere): no
+// chat named, so the owner's last contact or their id on the channel.
+func toOwner(d api.CronDelivery) bool {
+	return d.Mode == api.DeliveryNone || d.To == ""
 }
 
 // own checks that job id belongs to the caller's agent (an agent cannot
@@ -256,13 +307,16 @@ var durationPart = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?)$`)
 })
 
+// maxDuration bounds a delay or interval: ten years.
+const maxDuration = 10 * 365 * 24 * time.Hour
+
 // ParseDuration reads "20m", "2h30m", "1d", "in 20 minutes", "+2h", "90s".
 func ParseDuration(s string) (time.Duration, error) {
 	in := strings.ToLower(strings.TrimSpace(s))
 	in = strings.TrimPrefix(in, "in ")
 	in = strings.TrimPrefix(in, "+")
 	in = strings.TrimSpace(in)
-	if d, err := time.ParseDuration(in); err == nil && d > 0 {
+	if d, err := time.ParseDuration(in); err == nil && d >= time.Second && d <= maxDuration {
 		return d, nil
 	}
 	var total time.Duration
@@ -280,10 +334,14 @@ func ParseDuration(s string) (time.Duration, error) {
 		}
 		n, _ := strconv.ParseFloat(m[1], 64)
 		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[m[2][0]]
-		total += time.Duration(n * float64(unit))
+		d := n * float64(unit)
+		if d > float64(maxDuration) || float64(total)+d > float64(maxDuration) {
+			return 0, fmt.Errorf("%q is longer than %d days", s, maxDuration/(24*time.Hour))
+		}
+		total += time.Duration(d)
 	}
-	if total <= 0 {
-		return 0, fmt.Errorf("%q is not a positive duration", s)
+	if total < time.Second {
+		return 0, fmt.Errorf("%q is not a duration of a second or more", s)
 	}
 	return total, nil
 }
@@ -296,13 +354,15 @@ func ParseAt(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, s); err == nil {
 		return t, nil
 	}
+	// Read as UTC, then resolved in loc: parsing in loc would let Go
+	// pick a time in a spring gap (an hour early in some zones).
 	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"} {
-		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
-			return instant(floating(t), loc), nil
+		if t, err := time.Parse(layout, s); err == nil {
+			return instant(t, loc), nil
 		}
 	}
 	for _, layout := range []string{"15:04", "3:04pm", "3pm", "3:04 pm", "3 pm"} {
-		if t, err := time.ParseInLocation(layout, strings.ToLower(s), loc); err == nil {
+		if t, err := time.Parse(layout, strings.ToLower(s)); err == nil {
 			n := now.In(loc)
 			at := instant(time.Date(n.Year(), n.Month(), n.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC), loc)
 			if !at.After(now) {

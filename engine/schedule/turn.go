@@ -67,7 +67,7 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 	}
 	key := engine.SessionKey(run.SessionKey)
 	if out, ok, err := t.G.Sessions().Outcome(run.Dedup); err == nil && ok {
-		return outcome(out)
+		return t.outcome(out)
 	}
 	if job.Payload.Model != "" {
 		c := *ag
@@ -104,6 +104,12 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 			}
 		}
 	}
+	// An isolated run's session is the job's own; any other keeps the
+	// channel and name it has (empty fields change nothing).
+	var runMeta session.Meta
+	if _, exists, _ := t.G.Sessions().Get(ag.ID, key); job.SessionTarget == api.TargetIsolated || !exists {
+		runMeta = meta(job)
+	}
 	text := fmt.Sprintf("[cron:%s %s] %s", job.ID, oneLine(job.Name), job.Payload.Message)
 	if run.Late {
 		text += fmt.Sprintf("\n(This was due at %s; the gateway was down or busy then, so it runs late.)", time.UnixMilli(run.ScheduledMs).In(ag.Location).Format(time.RFC1123))
@@ -114,12 +120,14 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 			SenderID: "cron", SenderName: "Scheduler", MessageID: run.RunID, Text: text, Timestamp: now(),
 		},
 		Trusted: prompt.Trusted{Channel: "cron", Provider: "cron", ChatType: engine.ChatDirect, MessageID: run.RunID},
-		Meta:    meta(job),
+		Meta:    runMeta,
 		Main:    key == engine.AgentSessionKey(ag.ID, t.G.MainKey()),
 		// Only the owner makes jobs: the CLI (the owner's socket or an
 		// operator device) or the cron tool, which only owners' turns
-		// have (gateway.runTurn gives nobody else tools).
-		Owner: true,
+		// have (gateway.runTurn gives nobody else tools). Still, a run
+		// in a session where contacts write (a job bound to a group
+		// chat) has no tools: their text must not steer the owner's.
+		Owner: gateway.OwnSession(key, t.G.MainKey()),
 		Reply: reply,
 	}
 	r, err := t.G.RunTurn(ctx, ag, key, o, run.Dedup, notices(t.Targets))
@@ -129,14 +137,17 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 	if err != nil {
 		var ae *api.Error
 		if errors.As(err, &ae) && ae.Code == api.CodeAborted {
-			return Result{Again: true}
+			if ctx.Err() != nil {
+				return Result{Again: true} // shutdown, cron rm, disable: the scheduler decides
+			}
+			return Result{Stopped: true, Error: "stopped (/stop)"}
 		}
 		res.Status, res.Error, res.Delivered = api.RunError, err.Error(), ""
 		return res
 	}
 	if r.Command == "duplicate" {
 		if out, ok, err := t.G.Sessions().Outcome(run.Dedup); err == nil && ok {
-			return outcome(out)
+			return t.outcome(out)
 		}
 		return Result{Status: api.RunOK}
 	}
@@ -151,8 +162,10 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 }
 
 // outcome is the result of a run whose turn was committed before (a run
-// resumed after a crash).
-func outcome(out session.TurnOutcome) Result {
+// resumed after a crash). A turn the crash cut short runs again, unless
+// it had already used tools: running it again would repeat what they did
+// (a message sent, a job added), so it is reported instead.
+func (t *Turns) outcome(out session.TurnOutcome) Result {
 	text := ""
 	if out.Answer != nil {
 		text = out.Answer.Text()
@@ -161,6 +174,9 @@ func outcome(out session.TurnOutcome) Result {
 	case session.OutcomeReply:
 		return Result{Status: api.RunOK, Reply: text, Delivered: "(queued before a restart)"}
 	case session.OutcomeInterrupted, session.OutcomeOpen:
+		if t.usedTools(out) {
+			return Result{Status: api.RunError, Error: "a restart cut the run short after it had used tools; it is not run again, so they do not act twice"}
+		}
 		return Result{Again: true}
 	case session.OutcomeFailed:
 		if out.Answer != nil && out.Answer.StopReason == engine.StopAborted {
@@ -173,4 +189,24 @@ func outcome(out session.TurnOutcome) Result {
 
 func meta(job api.CronJob) session.Meta {
 	return session.Meta{ChatType: string(engine.ChatDirect), Channel: "cron", DisplayName: "cron: " + cut(oneLine(job.Name), 60)}
+}
+
+// usedTools reports whether the turn out started made a tool call
+// (unknown: true, the careful answer).
+func (t *Turns) usedTools(out session.TurnOutcome) bool {
+	_, entries, err := t.G.Sessions().Transcript(out.SessionID)
+	if err != nil {
+		return true
+	}
+	after := false
+	for _, e := range entries {
+		if e.ID == out.InboundID {
+			after = true
+			continue
+		}
+		if after && e.Message != nil && (len(e.Message.ToolCalls()) > 0 || e.Message.Role == engine.RoleToolResult) {
+			return true
+		}
+	}
+	return false
 }
