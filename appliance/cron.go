@@ -40,7 +40,7 @@ func (m *Main) buildScheduler(wr *wiring) error {
 		return time.Local
 	}
 	hb := schedule.NewHeartbeat(schedule.HeartbeatConfig{
-		Agents:  heartbeatAgents(cfg, log, loc),
+		Agents:  heartbeatAgents(cfg, log, loc, cheapLocalModel(wr)),
 		G:       gw,
 		Targets: m.Inbound,
 		Records: m.DB,
@@ -87,7 +87,7 @@ func (m *Main) startScheduler(wr *wiring) {
 
 // heartbeatAgents resolves each agent's heartbeat. OpenClaw's rule: when
 // any agent has a heartbeat block of its own, only those agents beat.
-func heartbeatAgents(cfg *config.Config, log *slog.Logger, loc func(string) *time.Location) []schedule.HeartbeatAgent {
+func heartbeatAgents(cfg *config.Config, log *slog.Logger, loc func(string) *time.Location, pick func(string) string) []schedule.HeartbeatAgent {
 	var out []schedule.HeartbeatAgent
 	own := false
 	ids := cfg.AgentIDs()
@@ -119,6 +119,7 @@ func heartbeatAgents(cfg *config.Config, log *slog.Logger, loc func(string) *tim
 			AgentID: id, Every: every, Target: target, To: h.To, Account: h.AccountID,
 			Model: h.Model, LightContext: h.LightContext, IsolatedSession: h.IsolatedSession,
 			SkipWhenBusy: h.SkipWhenBusy == nil || *h.SkipWhenBusy,
+			DefaultModel: pick,
 			Prompt:       strings.TrimSpace(h.Prompt), AckMaxChars: h.AckMaxChars,
 		}
 		if ah := h.ActiveHours; ah != nil {
@@ -138,4 +139,31 @@ func heartbeatAgents(cfg *config.Config, log *slog.Logger, loc func(string) *tim
 		out = append(out, a)
 	}
 	return out
+}
+
+// cheapLocalModel is the heartbeat's default model: when the agent's model
+// is remote and a local chat model is installed, the smallest one (a
+// check-in every 30 minutes should not bill an API or wait on the
+// network); else the agent's own. Asked at each beat: a model pulled
+// later counts.
+func cheapLocalModel(wr *wiring) func(agentModel string) string {
+	return func(agentModel string) string {
+		if wr.registry == nil || strings.HasPrefix(agentModel, "local/") {
+			return ""
+		}
+		best := ""
+		var size int64
+		for _, e := range wr.registry.List() {
+			if !e.HasChatTemplate || e.Architecture == "bert" {
+				continue // an embedding model, or one that cannot chat
+			}
+			if best == "" || e.Size < size {
+				best, size = e.Name, e.Size
+			}
+		}
+		if best == "" {
+			return ""
+		}
+		return "local/" + best
+	}
 }

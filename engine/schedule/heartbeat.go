@@ -58,7 +58,12 @@ type HeartbeatAgent struct {
 	// Target: "none", "last" (the owner's last contact) or a channel.
 	Target, To, Account string
 	ActiveHours         *ActiveHours
-	Model               string // "" the agent's
+	Model               string // "" the agent's, or DefaultModel's
+	// DefaultModel, if set, picks the model of a beat when Model is ""
+	// (the wiring: the smallest installed local chat model when the
+	// agent's own is remote — a beat every 30 minutes should not bill an
+	// API); "" keeps the agent's.
+	DefaultModel func(agentModel string) string
 	LightContext        bool
 	IsolatedSession     bool
 	SkipWhenBusy        bool
@@ -304,9 +309,16 @@ func (h *Heartbeat) beat(ctx context.Context, a *HeartbeatAgent, manual bool) {
 		run.Status, run.Reason = "skipped", SkipBusy
 		return
 	}
-	if a.Model != "" {
+	model := a.Model
+	if model == "" && a.DefaultModel != nil {
+		model = a.DefaultModel(ag.Model)
+	}
+	if model != "" && model != ag.Model {
+		// The agent's own chain stays behind it: a beat fails over like
+		// a turn.
 		c := *ag
-		c.Model = a.Model
+		c.Model = model
+		c.Fallbacks = append([]string{ag.Model}, ag.Fallbacks...)
 		ag = &c
 	}
 	text := a.Prompt
