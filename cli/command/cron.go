@@ -296,23 +296,28 @@ session.
 			if err == nil {
 				job, err = a.client().CronAdd(cmd.Context(), *job)
 			}
-			if err != nil {
-				return a.jsonFailure(f.asJSON, err)
-			}
-			if f.asJSON {
-				return writeJSON(a.stdout, job)
-			}
-			fmt.Fprintf(a.stdout, "added job %s: %s", jobLabel(job), scheduleText(job.Schedule, "2006-01-02 15:04 MST"))
-			if job.Enabled {
-				fmt.Fprintf(a.stdout, ", next run %s\n", nextRun(a.now(), job.State.NextRunAtMs))
-			} else {
-				fmt.Fprintln(a.stdout, ", disabled")
-			}
-			return nil
+			return a.jobResult("added", f.asJSON, job, err)
 		},
 	}
 	f.register(a, cmd, true)
 	return cmd
+}
+
+// jobResult prints what add or edit did (verb): the job, or the error.
+func (a *app) jobResult(verb string, asJSON bool, job *api.CronJob, err error) error {
+	if err != nil {
+		return a.jsonFailure(asJSON, err)
+	}
+	if asJSON {
+		return writeJSON(a.stdout, job)
+	}
+	fmt.Fprintf(a.stdout, "%s job %s: %s", verb, jobLabel(job), scheduleText(job.Schedule, "2006-01-02 15:04 MST"))
+	if job.Enabled {
+		fmt.Fprintf(a.stdout, ", next run %s\n", nextRun(a.now(), job.State.NextRunAtMs))
+	} else {
+		fmt.Fprintln(a.stdout, ", disabled")
+	}
+	return nil
 }
 
 // newJob is the job add sends, checked as far as the CLI can.
@@ -422,19 +427,7 @@ on and off with ` + "`openclaw cron enable|disable`" + `.
 			if err == nil {
 				job, err = a.client().CronEdit(ctx, args[0], *p)
 			}
-			if err != nil {
-				return a.jsonFailure(f.asJSON, err)
-			}
-			if f.asJSON {
-				return writeJSON(a.stdout, job)
-			}
-			fmt.Fprintf(a.stdout, "updated job %s: %s", jobLabel(job), scheduleText(job.Schedule, "2006-01-02 15:04 MST"))
-			if job.Enabled {
-				fmt.Fprintf(a.stdout, ", next run %s\n", nextRun(a.now(), job.State.NextRunAtMs))
-			} else {
-				fmt.Fprintln(a.stdout, ", disabled")
-			}
-			return nil
+			return a.jobResult("updated", f.asJSON, job, err)
 		},
 	}
 	f.register(a, cmd, false)
