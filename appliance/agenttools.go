@@ -9,7 +9,9 @@ import (
 // sessions_history, sessions_send, sessions_spawn, session_status) over
 // the gateway and the message tool over the channel side. Only owners'
 // turns get any tool (gateway.runTurn); the agents' tool policies decide
-// which of these they get.
+// which of these they get. sessions_spawn's model argument may name only
+// subagents.model or the calling agent's own chain, as the gateway runs
+// it: never another configured provider a model was talked into.
 func (m *Main) addAgentTools(wr *wiring) {
 	sub := m.Config.Agents.Defaults.Subagents
 	for _, t := range sessions.Tools(sessions.Config{
@@ -17,6 +19,13 @@ func (m *Main) addAgentTools(wr *wiring) {
 		MaxConcurrent: sub.MaxConcurrent,
 		MaxDepth:      sub.MaxSpawnDepth,
 		Model:         sub.Model.Primary,
+		Models: func(agentID string) []string {
+			ag := m.Gateway.Agent(agentID)
+			if ag == nil {
+				return nil
+			}
+			return append([]string{ag.Model}, ag.Fallbacks...)
+		},
 	}) {
 		wr.reg.Add(t)
 	}

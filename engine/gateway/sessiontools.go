@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
@@ -45,7 +44,8 @@ func (s *SessionTools) agent(agentID string, key engine.SessionKey) (*Agent, err
 	return ag, nil
 }
 
-// List lists the agent's sessions, most recently updated first.
+// List lists the agent's sessions, most recently updated first, each
+// marked Own when only the owner's side writes to it (OwnSession).
 func (s *SessionTools) List(agentID string) ([]tool.SessionInfo, error) {
 	if _, err := s.agent(agentID, ""); err != nil {
 		return nil, err
@@ -57,35 +57,44 @@ func (s *SessionTools) List(agentID string) ([]tool.SessionInfo, error) {
 	out := make([]tool.SessionInfo, 0, len(list))
 	for _, k := range list {
 		out = append(out, tool.SessionInfo{Key: k.Key, UpdatedAt: k.Entry.UpdatedAt, DisplayName: k.Entry.DisplayName,
-			Channel: k.Entry.Channel, Messages: k.Entry.Messages, Model: k.Entry.LastModel})
+			Channel: k.Entry.Channel, Messages: k.Entry.Messages, Model: k.Entry.LastModel,
+			Own: OwnSession(k.Key, s.g.cfg.MainKey)})
 	}
 	return out, nil
 }
 
 // History returns the last limit messages (all when limit <= 0) of the
 // session's active branch: what the conversation is now, without the
-// branches an edit or a retry left behind.
-func (s *SessionTools) History(agentID string, key engine.SessionKey, limit int) ([]engine.Message, error) {
+// branches an edit or a retry left behind. Own and DisplayName tell the
+// tool whose words they are.
+func (s *SessionTools) History(agentID string, key engine.SessionKey, limit int) (tool.SessionHistory, error) {
 	if _, err := s.agent(agentID, key); err != nil {
-		return nil, err
+		return tool.SessionHistory{}, err
+	}
+	e, ok, err := s.g.cfg.Sessions.Get(agentID, key)
+	if err != nil {
+		return tool.SessionHistory{}, fmt.Errorf("read session %s: %w", key, err)
+	}
+	if !ok {
+		return tool.SessionHistory{}, fmt.Errorf("there is no session %s", key)
 	}
 	_, entries, err := s.g.cfg.Sessions.History(agentID, key)
 	if errors.Is(err, session.ErrNotFound) {
-		return nil, fmt.Errorf("there is no session %s", key)
+		return tool.SessionHistory{}, fmt.Errorf("there is no session %s", key)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read session %s: %w", key, err)
+		return tool.SessionHistory{}, fmt.Errorf("read session %s: %w", key, err)
 	}
-	var msgs []engine.Message
-	for _, e := range transcript.Path(entries, transcript.ActiveLeaf(entries)) {
-		if e.Message != nil {
-			msgs = append(msgs, *e.Message)
+	h := tool.SessionHistory{Own: OwnSession(key, s.g.cfg.MainKey), DisplayName: e.DisplayName}
+	for _, en := range transcript.Path(entries, transcript.ActiveLeaf(entries)) {
+		if en.Message != nil {
+			h.Messages = append(h.Messages, *en.Message)
 		}
 	}
-	if limit > 0 && len(msgs) > limit {
-		msgs = msgs[len(msgs)-limit:]
+	if limit > 0 && len(h.Messages) > limit {
+		h.Messages = h.Messages[len(h.Messages)-limit:]
 	}
-	return msgs, nil
+	return h, nil
 }
 
 // Status is /status of the session.
@@ -111,62 +120,49 @@ func (s *SessionTools) exists(agentID string, key engine.SessionKey) error {
 	return nil
 }
 
-// Send runs a turn for text in an existing session of the agent, in that
-// session's lane, as the owner's (only owners' turns have the session
-// tools). The reply is recorded in that session and goes nowhere else:
-// the session's chat, if it has one, is not written to. wait 0 starts the
-// turn and returns at once; otherwise Send waits up to wait for the reply
-// (finished false: the turn goes on, and its reply will be in the
-// session's history). The turn does not end with the caller's: it is the
-// other session's, stopped by that session's /stop, its timeout or
-// shutdown.
-func (s *SessionTools) Send(ctx context.Context, agentID string, key engine.SessionKey, text string, wait time.Duration) (reply string, finished bool, err error) {
-	ag, err := s.agent(agentID, key)
+// Send starts a turn for req.Text in an existing session of the agent, in
+// that session's lane, as the owner's side, at req.Depth (a turn
+// sessions_send started is one hop from a person and cannot send on); the
+// outcome arrives on the channel when the turn ends. The reply is recorded
+// in that session and goes nowhere else: the session's chat, if it has
+// one, is not written to. The turn does not end with ctx (the caller's):
+// it is the other session's, stopped by that session's /stop, the agent's
+// timeout or shutdown. How many may run at once and how long to wait for
+// one is the tool's business (engine/tool/sessions).
+func (s *SessionTools) Send(ctx context.Context, req tool.SendRequest) (<-chan tool.SendResult, error) {
+	ag, err := s.agent(req.AgentID, req.Key)
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	if key == "" {
-		return "", false, errors.New("no session key")
+	if req.Key == "" {
+		return nil, errors.New("no session key")
 	}
-	if err := s.exists(agentID, key); err != nil {
-		return "", false, err
+	if err := s.exists(req.AgentID, req.Key); err != nil {
+		return nil, err
 	}
-	main := key == engine.AgentSessionKey(ag.ID, s.g.cfg.MainKey)
+	main := req.Key == engine.AgentSessionKey(ag.ID, s.g.cfg.MainKey)
+	own := main || OwnSession(req.Key, s.g.cfg.MainKey)
 	o := &Origin{
-		In:      engine.Inbound{Channel: "session", ChatType: engine.ChatDirect, SenderID: "session", SenderName: "another session", Text: text},
+		In:      engine.Inbound{Channel: "session", ChatType: engine.ChatDirect, SenderID: "session", SenderName: "another session", Text: req.Text},
 		Trusted: prompt.Trusted{Channel: "session", Provider: "session", ChatType: engine.ChatDirect},
 		Main:    main,
 		// The turn has tools only in a session of the owner's own: one
 		// with a channel contact's or a group's history would run the
 		// owner's tools over text a stranger wrote (a prompt injection
 		// one hop away). Elsewhere it runs as their turns do, without.
-		Owner: main || OwnSession(key, s.g.cfg.MainKey),
+		Owner: own,
+		Depth: req.Depth,
 	}
-	type outcome struct {
-		res *api.Result
-		err error
-	}
-	done := make(chan outcome, 1) // never blocks the turn's goroutine
+	done := make(chan tool.SendResult, 1) // never blocks the turn's goroutine
 	go func() {
-		res, err := s.g.runTurn(context.WithoutCancel(ctx), ag, key, o, "", "", func(api.Event) {})
-		done <- outcome{res, err}
-	}()
-	if wait <= 0 {
-		return "", false, nil
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case out := <-done:
-		if out.err != nil {
-			return "", true, out.err
+		res, err := s.g.runTurn(context.WithoutCancel(ctx), ag, req.Key, o, "", "", func(api.Event) {})
+		out := tool.SendResult{Own: own, Err: err}
+		if err == nil {
+			out.Reply = res.Reply
 		}
-		return out.res.Reply, true, nil
-	case <-timer.C:
-		return "", false, nil
-	case <-ctx.Done():
-		return "", false, ctx.Err()
-	}
+		done <- out
+	}()
+	return done, nil
 }
 
 // Spawn runs a sub-agent's one turn in its own new session and returns

@@ -12,6 +12,7 @@ import (
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/store/bolt"
+	"github.com/openclaw-edge/edge/engine/tool"
 )
 
 // clock is a test clock the scheduler reads; Advance wakes nothing by
@@ -533,4 +534,22 @@ func TestStartDoesNotWaitForResumedRuns(t *testing.T) {
 		waitRun(t, r)
 	}
 	s.Stop()
+}
+
+// TestToolRefusesDeeperTurns: a turn another session started (depth 1:
+// sessions_send, a sub-agent) cannot schedule: the job would later run at
+// depth 0, outside the hop limit.
+func TestToolRefusesDeeperTurns(t *testing.T) {
+	clk := &clock{t: t0}
+	db := openDB(t, t.TempDir()+"/state.db")
+	defer db.Close()
+	s := newSched(t, db, clk, &fakeRunner{})
+	args := []byte(`{"action":"add","in":"10m","message":"later"}`)
+	res := s.Tool().Run(context.Background(), tool.Env{AgentID: "main", SessionKey: "agent:main:side", Depth: 1}, args)
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "cannot schedule") {
+		t.Fatalf("depth 1: %+v", res)
+	}
+	if res := s.Tool().Run(context.Background(), tool.Env{AgentID: "main", SessionKey: "agent:main:main"}, args); res.IsError {
+		t.Fatalf("depth 0: %+v", res)
+	}
 }

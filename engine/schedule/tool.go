@@ -72,7 +72,14 @@ func (t *cronTool) Run(ctx context.Context, env tool.Env, raw json.RawMessage) e
 		return engine.ErrorResult("%v", err)
 	}
 	s := t.s
-	switch strings.ToLower(strings.TrimSpace(a.Action)) {
+	action := strings.ToLower(strings.TrimSpace(a.Action))
+	if env.Depth > 0 && action != "list" {
+		// A turn another session started (sessions_send, a sub-agent):
+		// a job it made would run later at depth 0, out of reach of
+		// the hop limit that keeps sessions from driving each other.
+		return engine.ErrorResult("a turn another session started cannot schedule or change jobs; ask in the owner's own chat")
+	}
+	switch action {
 	case "list":
 		jobs, err := s.List(true)
 		if err != nil {

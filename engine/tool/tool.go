@@ -57,9 +57,10 @@ type Env struct {
 	// (sessions_spawn) then treats it as allowing nothing. Such a tool
 	// narrows it for the turns it starts, never widens it.
 	Allowed func(name string) bool
-	// Depth is how far down a chain of sub-agents the turn runs: 0 for a
-	// turn someone's message (or a job) started, n for a sub-agent n
-	// spawns below such a turn.
+	// Depth is how many hops from a person's message (or a job) the turn
+	// runs: 0 for a turn such a message started, n for a sub-agent n
+	// spawns below one, 1 for a turn sessions_send started (which cannot
+	// send on: that bounds ping-pong between sessions).
 	Depth int
 }
 
@@ -265,7 +266,7 @@ type AllowEntry struct {
 }
 
 // SessionInfo is one session as the session tools (engine/tool/sessions)
-// list it. It and SpawnRequest live here, in the contract both sides
+// list it. It and the types below live here, in the contract both sides
 // import, so the turn core can serve those tools without importing them.
 type SessionInfo struct {
 	Key         engine.SessionKey
@@ -274,6 +275,38 @@ type SessionInfo struct {
 	Channel     string
 	Messages    int
 	Model       string // the model that answered last; "" before any did
+	// Own says only the owner's side writes to the session (main, CLI,
+	// cron, heartbeat, sub-agent ones: gateway.OwnSession). Otherwise its
+	// display name and messages were written by other people: untrusted.
+	Own bool
+}
+
+// SessionHistory is the recent history of one session as sessions_history
+// reads it.
+type SessionHistory struct {
+	Messages []engine.Message // the active branch's last messages, oldest first
+	// Own is SessionInfo.Own; DisplayName names whoever talks there.
+	Own         bool
+	DisplayName string
+}
+
+// SendRequest is a turn sessions_send asks the turn core for: a message
+// to another existing session of the agent, answered there.
+type SendRequest struct {
+	AgentID string
+	Key     engine.SessionKey
+	Text    string
+	// Depth is the turn's own depth (the sender's plus one).
+	Depth int
+}
+
+// SendResult is how a turn sessions_send started ended.
+type SendResult struct {
+	Reply string // "" when it stayed silent
+	// Own is SessionInfo.Own of the session it ran in: a reply from
+	// another's session was written over their text.
+	Own bool
+	Err error
 }
 
 // SpawnRequest is a sub-agent's turn as sessions_spawn asks the turn core
