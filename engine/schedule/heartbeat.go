@@ -63,12 +63,12 @@ type HeartbeatAgent struct {
 	// (the wiring: the smallest installed local chat model when the
 	// agent's own is remote — a beat every 30 minutes should not bill an
 	// API); "" keeps the agent's.
-	DefaultModel func(agentModel string) string
-	LightContext        bool
-	IsolatedSession     bool
-	SkipWhenBusy        bool
-	Prompt              string
-	AckMaxChars         int
+	DefaultModel    func(agentModel string) string
+	LightContext    bool
+	IsolatedSession bool
+	SkipWhenBusy    bool
+	Prompt          string
+	AckMaxChars     int
 }
 
 // ActiveHours is the window a heartbeat may run in: [Start, End) minutes
