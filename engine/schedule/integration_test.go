@@ -63,6 +63,13 @@ type harness struct {
 
 func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest.Step) *harness {
 	t.Helper()
+	return newHarnessModels(t, "", hb, steps...)
+}
+
+// newHarnessModels is newHarness whose model fails over to switchTo first
+// ("": it does not).
+func newHarnessModels(t *testing.T, switchTo string, hb []schedule.HeartbeatAgent, steps ...gatewaytest.Step) *harness {
+	t.Helper()
 	db, ws := gatewaytest.State(t, t.TempDir())
 	clk := &testClock{t: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)}
 	m := &gatewaytest.Model{Steps: steps}
@@ -73,7 +80,7 @@ func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest
 		Agents:   []gateway.Agent{{ID: "main", Name: "Claw", Workspace: ws, Model: "fake/model", MaxTurns: 5, Location: time.UTC}},
 		Sessions: session.NewManager(db, session.Config{DailyResetHour: new(-1), Now: clk.Now}),
 		Tools:    reg,
-		Models:   gatewaytest.Models{M: m},
+		Models:   gatewaytest.Models{M: m, SwitchTo: switchTo},
 		Version:  "test",
 		Now:      clk.Now,
 	})
@@ -620,5 +627,50 @@ func TestCutTurnWithToolsNotRerun(t *testing.T) {
 	}
 	if n := len(h.model.Requests()); n != 0 {
 		t.Errorf("%d model calls", n)
+	}
+}
+
+// TestScheduledTurnFailsOver: a job whose model is down fails over like
+// any turn: the run is ok, the reply delivered, the failover recorded in
+// the session.
+func TestScheduledTurnFailsOver(t *testing.T) {
+	h := newHarnessModels(t, "backup/model", nil, gatewaytest.Reply("Hello!"), gatewaytest.Reply("Time to stretch."))
+	h.wa.Deliver(t, dm(owner, "A1", "hi"))
+	h.wa.WaitSent(t, 1)
+	j, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true,
+		Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: h.clk.Now().Add(time.Minute).Format(time.RFC3339)},
+		Payload:  api.CronPayload{Message: "remind me to stretch"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	if sent := h.wa.WaitSent(t, 2); sent[1].Text != "Time to stretch." {
+		t.Fatalf("sent %+v", sent[1])
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		runs, _ := h.sched.Runs(j.ID, 0)
+		if _, err := h.sched.Get(j.ID); err != nil && len(runs) == 1 && runs[0].Status == api.RunOK {
+			break // done and deleted; its run stays in the log
+		}
+		if time.Now().After(deadline) {
+			got, err := h.sched.Get(j.ID)
+			t.Fatalf("the job did not finish: %+v %v %+v", got, err, runs)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	_, entries, err := h.g.Sessions().History("main", "agent:main:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failovers := 0
+	for _, e := range entries {
+		if e.CustomType == gateway.FailoverEntryType {
+			failovers++
+		}
+	}
+	if failovers < 2 {
+		t.Errorf("%d failover entries, want one per turn (2)", failovers)
 	}
 }

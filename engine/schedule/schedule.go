@@ -332,6 +332,7 @@ func (s *Scheduler) loop() {
 	for {
 		if now := s.cfg.Now(); now.Sub(pruned) >= time.Hour {
 			s.pruneSessions(now)
+			s.pruneLogs(now)
 			pruned = now
 		}
 		next := s.tick()
@@ -693,6 +694,41 @@ func badRequest(format string, a ...any) error {
 
 // oneLine folds s to one line for logs and names.
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// keepDoneLogs is how long the run log of a job that is gone (a finished
+// one-shot) is kept: `cron runs` shows a reminder's run after the job was
+// deleted, but a reminder a day would otherwise grow the log forever.
+const keepDoneLogs = 30 * 24 * time.Hour
+
+// pruneLogs deletes the run-log entries of jobs that are gone, once they
+// are older than keepDoneLogs.
+func (s *Scheduler) pruneLogs(now time.Time) {
+	cutoff := now.Add(-keepDoneLogs).UnixMilli()
+	err := s.db.UpdateRecords(func(tx engine.RecordTx) error {
+		var old []string
+		if err := tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
+			var r api.CronRun
+			if jsonUnmarshal(raw, &r) == nil && r.EndedMs != 0 && r.EndedMs < cutoff {
+				var j api.CronJob
+				if found, err := tx.Get(bucketJobs, r.JobID, &j); err == nil && !found {
+					old = append(old, k)
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		for _, k := range old {
+			if err := tx.Delete(bucketRuns, k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.log.Warn("could not prune the run log", "err", err)
+	}
+}
 
 // pruneSessions deletes the transcripts of isolated runs that ended more
 // than cfg.Retention ago (never the one a job's session shows now) and

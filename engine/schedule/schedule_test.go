@@ -553,3 +553,32 @@ func TestToolRefusesDeeperTurns(t *testing.T) {
 		t.Fatalf("depth 0: %+v", res)
 	}
 }
+
+// TestDoneJobLogsPruned: a finished one-shot's run stays in the log
+// (`cron runs` shows it) for 30 days, then goes.
+func TestDoneJobLogsPruned(t *testing.T) {
+	clk := &clock{t: t0}
+	db := openDB(t, t.TempDir()+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 1)}
+	s := newSched(t, db, clk, r)
+	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Minute).Format(time.RFC3339)}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	waitRun(t, r)
+	waitState(t, s, j.ID, func(_ api.CronJob, found bool) bool { return !found })
+	s.pruneLogs(clk.Now().Add(29 * 24 * time.Hour))
+	if runs, err := s.Runs(j.ID, 0); err != nil || len(runs) != 1 {
+		t.Fatalf("after 29 days: %+v %v", runs, err)
+	}
+	s.pruneLogs(clk.Now().Add(31 * 24 * time.Hour))
+	if runs, err := s.Runs(j.ID, 0); err == nil || len(runs) != 0 {
+		t.Fatalf("after 31 days: %+v %v", runs, err)
+	}
+}
