@@ -181,10 +181,12 @@ func (h *Heartbeat) Start(ctx context.Context) {
 				return err
 			})
 		}
+		h.mu.Lock() // an earlier agent's loop reads these maps already
 		if found {
 			h.last[id] = &last
 		}
 		if a.Every <= 0 {
+			h.mu.Unlock()
 			continue
 		}
 		next := h.cfg.Now().Add(a.Every)
@@ -194,6 +196,7 @@ func (h *Heartbeat) Start(ctx context.Context) {
 			}
 		}
 		h.next[id] = next
+		h.mu.Unlock()
 		h.wg.Add(1)
 		go h.loop(a)
 	}
