@@ -342,8 +342,14 @@ func TestWatcher(t *testing.T) {
 	waitFor(t, func() bool { return ix.Status().Watching })
 	writeFile(t, filepath.Join(e.ws, "memory", "2026-11-25.md"), "- The locker code is 4711.\n")
 	waitFor(t, ix.Dirty)
-	if r := search(t, ix, "locker code", memory.Options{}); top(r) != "memory/2026-11-25.md" || ix.Dirty() {
-		t.Fatalf("after a write: %+v", r.Results)
+	r := search(t, ix, "locker code", memory.Options{})
+	if ix.Dirty() {
+		// The write's second event (CREATE, then WRITE) can land after
+		// the search under load: the next search syncs it.
+		r = search(t, ix, "locker code", memory.Options{})
+	}
+	if top(r) != "memory/2026-11-25.md" || ix.Dirty() {
+		t.Fatalf("after a write: %+v (dirty %v)", r.Results, ix.Dirty())
 	}
 	// A folder made after the watcher started: a file written into it
 	// later is seen too.
