@@ -248,7 +248,7 @@ func (f *cronFlags) register(a *app, cmd *cobra.Command, add bool) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the job as JSON")
 	if add {
 		fs.StringVar(&f.agent, "agent", "", "agent id (default: the gateway's default agent)")
-		fs.BoolVar(&f.disabled, "disabled", false, "add the job disabled (enable it with `openclaw cron enable`)")
+		fs.BoolVar(&f.disabled, "disabled", false, "add the job disabled (enable it with: openclaw cron enable ID)")
 		cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
 	}
 	cmd.RegisterFlagCompletionFunc("session", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {

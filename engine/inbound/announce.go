@@ -74,11 +74,14 @@ func (c *Inbound) LastOwnerContact() (lastContact, bool) {
 	return lc, found
 }
 
-var errNoChannels = errors.New("no channel is configured")
+var errNoChannels = errors.New("no channel is configured to send it to (docs/channels.md); keep the reply in the session with --no-deliver")
 
 // target resolves a delivery to a configured account and chat.
 func (c *Inbound) target(d api.CronDelivery) (*chanAccount, engine.Inbound, error) {
 	if len(c.order) == 0 {
+		if d.Channel != "" && d.Channel != api.DeliveryLast {
+			return nil, engine.Inbound{}, fmt.Errorf("channel %q is not configured (no channel is: see docs/channels.md), or use --no-deliver", d.Channel)
+		}
 		return nil, engine.Inbound{}, errNoChannels
 	}
 	if d.Channel == "" || d.Channel == api.DeliveryLast {
@@ -128,6 +131,9 @@ func (c *Inbound) CheckDelivery(d api.CronDelivery) error {
 	if d.Channel == "" || d.Channel == api.DeliveryLast {
 		if d.To != "" {
 			return errors.New("to needs a channel (--channel), not last")
+		}
+		if len(c.order) == 0 {
+			return errNoChannels // a reminder nobody could get
 		}
 		return nil
 	}

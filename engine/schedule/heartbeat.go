@@ -48,6 +48,7 @@ const (
 	SkipBusy       = "busy"
 	SkipEmptyFile  = "empty-heartbeat-file"
 	SkipDisabled   = "disabled"
+	SkipNoTarget   = "no-target"
 )
 
 // HeartbeatAgent is one agent's heartbeat (agents.defaults.heartbeat and
@@ -311,6 +312,18 @@ func (h *Heartbeat) beat(ctx context.Context, a *HeartbeatAgent, manual bool) {
 	if a.SkipWhenBusy && g.Busy(key) {
 		run.Status, run.Reason = "skipped", SkipBusy
 		return
+	}
+	if a.Target != "" && a.Target != "none" {
+		// Nobody to tell: no model is woken for a beat whose news could
+		// not be sent.
+		if h.cfg.Targets == nil {
+			run.Status, run.Reason = "skipped", SkipNoTarget+": no channel is configured"
+			return
+		}
+		if _, _, err := h.cfg.Targets.Announce(api.CronDelivery{Mode: api.DeliveryAnnounce, Channel: a.Target, To: a.To, Account: a.Account}); err != nil {
+			run.Status, run.Reason = "skipped", SkipNoTarget+": "+err.Error()
+			return
+		}
 	}
 	model := a.Model
 	if model == "" && a.DefaultModel != nil {

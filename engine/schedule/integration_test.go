@@ -674,3 +674,47 @@ func TestScheduledTurnFailsOver(t *testing.T) {
 		t.Errorf("%d failover entries, want one per turn (2)", failovers)
 	}
 }
+
+// TestUndeliverableReminderIsNotLost: a reminder whose reply could reach
+// nobody (the owner never wrote from a channel, so there is no "last")
+// is an error, not an ok: no model is woken, the job stays and is tried
+// again with backoff. A heartbeat with nobody to tell is skipped.
+func TestUndeliverableReminderIsNotLost(t *testing.T) {
+	hb := []schedule.HeartbeatAgent{{AgentID: "main", Every: 30 * time.Minute, Target: "last"}}
+	h := newHarness(t, hb, gatewaytest.Reply("never"))
+	j, err := h.sched.Add(context.Background(), api.CronJob{Enabled: true,
+		Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: h.clk.Now().Add(time.Minute).Format(time.RFC3339)},
+		Payload:  api.CronPayload{Message: "call the plumber"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.clk.Advance(time.Minute)
+	h.sched.Wake()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err := h.sched.Get(j.ID)
+		if err != nil {
+			t.Fatalf("the job is gone: %v", err)
+		}
+		if got.State.LastStatus != "" && got.State.RunningAtMs == 0 {
+			if got.State.LastStatus != api.RunError || !strings.Contains(got.State.LastError, "not delivered") || got.State.NextRunAtMs != h.clk.Now().Add(30*time.Second).UnixMilli() {
+				t.Fatalf("after an undeliverable run: %+v", got.State)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no run: %+v", got.State)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(h.ws, "HEARTBEAT.md"), []byte("- check the inbox\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.hb.RunNow(context.Background(), "main")
+	if err != nil || st.Last.Status != "skipped" || !strings.HasPrefix(st.Last.Reason, schedule.SkipNoTarget) {
+		t.Fatalf("heartbeat with nobody to tell: %+v %v", st.Last, err)
+	}
+	if n := len(h.model.Requests()); n != 0 {
+		t.Errorf("%d model calls", n)
+	}
+}

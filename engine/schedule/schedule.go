@@ -595,8 +595,10 @@ func (s *Scheduler) finish(p pending, res Result) error {
 				// Failures make a job run less often, never more.
 				j.State.NextRunAtMs = max(j.State.NextRunAtMs, retry)
 			}
-		case oneShot && !j.KeepAfterRun:
+		case oneShot && !j.KeepAfterRun && p.Job.Enabled:
 			return tx.Delete(bucketJobs, j.ID) // done: OpenClaw's deleteAfterRun
+		case oneShot && !p.Job.Enabled:
+			// A disabled one-shot run by hand (`cron run`) stays as it was.
 		default:
 			j.State.ConsecutiveErrors = 0
 			if oneShot {

@@ -582,3 +582,29 @@ func TestDoneJobLogsPruned(t *testing.T) {
 		t.Fatalf("after 31 days: %+v %v", runs, err)
 	}
 }
+
+// TestManualRunKeepsADisabledOneShot: `cron run` of a disabled one-shot
+// (a test) does not delete it.
+func TestManualRunKeepsADisabledOneShot(t *testing.T) {
+	clk := &clock{t: t0}
+	db := openDB(t, t.TempDir()+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 1)}
+	s := newSched(t, db, clk, r)
+	j, err := s.Add(context.Background(), api.CronJob{Enabled: false, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Hour).Format(time.RFC3339)}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if q, err := s.Run(j.ID, false); err != nil || !q.Enqueued {
+		t.Fatalf("run: %+v %v", q, err)
+	}
+	waitRun(t, r)
+	got := waitState(t, s, j.ID, func(j api.CronJob, found bool) bool { return !found || j.State.LastStatus == api.RunOK })
+	if got.ID != j.ID || got.Enabled {
+		t.Errorf("after a manual run: %+v", got)
+	}
+}

@@ -89,11 +89,13 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 	res := Result{}
 	var reply func(delivery.Reply) ([]session.Record, error)
 	if job.Delivery.Mode == api.DeliveryAnnounce {
+		// A reply that cannot reach anyone is not run at all: a reminder
+		// nobody gets is an error (retried, then kept), never an ok.
 		if t.Targets == nil {
-			res.Error = "not delivered: no channel is configured"
+			return Result{Status: api.RunError, Error: "not delivered: no channel is configured"}
 		} else if label, fn, err := t.Targets.Announce(job.Delivery); err != nil {
-			res.Error = "not delivered: " + err.Error()
-			log.Warn("cron reply cannot be delivered", "job", job.ID, "err", err)
+			log.Warn("cron reply cannot be delivered; the run is an error", "job", job.ID, "err", err)
+			return Result{Status: api.RunError, Error: "not delivered: " + err.Error()}
 		} else {
 			res.Delivered = label
 			reply = func(r delivery.Reply) ([]session.Record, error) {
