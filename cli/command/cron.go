@@ -762,18 +762,10 @@ next.
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.client().Heartbeat(cmd.Context(), agent)
-			if err != nil {
-				return a.jsonFailure(asJSON, err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, st)
-			}
-			return a.printHeartbeat(st)
+			return a.heartbeatResult(asJSON, st, err)
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "agent id (default: the gateway's default agent)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the heartbeat as JSON")
-	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
+	a.heartbeatFlags(cmd, &agent, &asJSON)
 	return cmd
 }
 
@@ -793,19 +785,29 @@ tick's turn; Ctrl-C stops waiting, not the tick.
 		Args:    usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.client().HeartbeatNow(cmd.Context(), agent)
-			if err != nil {
-				return a.jsonFailure(asJSON, err)
-			}
-			if asJSON {
-				return writeJSON(a.stdout, st)
-			}
-			return a.printHeartbeat(st)
+			return a.heartbeatResult(asJSON, st, err)
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "agent id (default: the gateway's default agent)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the heartbeat as JSON")
-	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
+	a.heartbeatFlags(cmd, &agent, &asJSON)
 	return cmd
+}
+
+// heartbeatFlags are heartbeat last's and run's: --agent and --json.
+func (a *app) heartbeatFlags(cmd *cobra.Command, agent *string, asJSON *bool) {
+	cmd.Flags().StringVar(agent, "agent", "", "agent id (default: the gateway's default agent)")
+	cmd.Flags().BoolVar(asJSON, "json", false, "print the heartbeat as JSON")
+	cmd.RegisterFlagCompletionFunc("agent", a.completeAgents)
+}
+
+// heartbeatResult prints a heartbeat's state, or the error.
+func (a *app) heartbeatResult(asJSON bool, st *api.HeartbeatStatus, err error) error {
+	if err != nil {
+		return a.jsonFailure(asJSON, err)
+	}
+	if asJSON {
+		return writeJSON(a.stdout, st)
+	}
+	return a.printHeartbeat(st)
 }
 
 func (a *app) printHeartbeat(st *api.HeartbeatStatus) error {
