@@ -328,7 +328,9 @@ func (s *Scheduler) Wake() {
 
 func (s *Scheduler) loop() {
 	defer s.wg.Done()
-	var pruned time.Time
+	// The first prune an hour after start: nothing of it is needed at
+	// start, and a box that restarts often still prunes (hourly uptime).
+	pruned := s.cfg.Now()
 	for {
 		if now := s.cfg.Now(); now.Sub(pruned) >= time.Hour {
 			s.pruneSessions(now)
@@ -706,9 +708,10 @@ const keepDoneLogs = 30 * 24 * time.Hour
 // are older than keepDoneLogs.
 func (s *Scheduler) pruneLogs(now time.Time) {
 	cutoff := now.Add(-keepDoneLogs).UnixMilli()
-	err := s.db.UpdateRecords(func(tx engine.RecordTx) error {
-		var old []string
-		if err := tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
+	var old []string
+	find := func(tx engine.RecordTx) error {
+		old = old[:0]
+		return tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
 			var r api.CronRun
 			if jsonUnmarshal(raw, &r) == nil && r.EndedMs != 0 && r.EndedMs < cutoff {
 				var j api.CronJob
@@ -717,7 +720,18 @@ func (s *Scheduler) pruneLogs(now time.Time) {
 				}
 			}
 			return nil
-		}); err != nil {
+		})
+	}
+	// Read first: a write transaction (and its fsync) only when there is
+	// something to delete.
+	if err := s.db.ViewRecords(find); err != nil || len(old) == 0 {
+		if err != nil {
+			s.log.Warn("could not read the run log", "err", err)
+		}
+		return
+	}
+	err := s.db.UpdateRecords(func(tx engine.RecordTx) error {
+		if err := find(tx); err != nil {
 			return err
 		}
 		for _, k := range old {
