@@ -135,6 +135,7 @@ type Heartbeat struct {
 	mu     sync.Mutex
 	last   map[string]*api.HeartbeatRun
 	next   map[string]time.Time
+	timers map[string]*time.Timer
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -152,7 +153,7 @@ func NewHeartbeat(cfg HeartbeatConfig) *Heartbeat {
 		cfg.Now = time.Now
 	}
 	h := &Heartbeat{cfg: cfg, log: cfg.Logger.With("part", "heartbeat"), agents: map[string]*HeartbeatAgent{},
-		last: map[string]*api.HeartbeatRun{}, next: map[string]time.Time{}}
+		last: map[string]*api.HeartbeatRun{}, next: map[string]time.Time{}, timers: map[string]*time.Timer{}}
 	for i := range cfg.Agents {
 		a := &cfg.Agents[i]
 		if a.AckMaxChars <= 0 {
@@ -166,8 +167,8 @@ func NewHeartbeat(cfg HeartbeatConfig) *Heartbeat {
 	return h
 }
 
-// Start runs a loop per agent whose heartbeat is on. The first beat comes
-// one interval after the last one recorded (or after start).
+// Start arms a timer per agent whose heartbeat is on. The first beat
+// comes one interval after the last one recorded (or after start).
 func (h *Heartbeat) Start(ctx context.Context) {
 	h.mu.Lock()
 	h.ctx, h.cancel = context.WithCancel(ctx)
@@ -182,12 +183,12 @@ func (h *Heartbeat) Start(ctx context.Context) {
 				return err
 			})
 		}
-		h.mu.Lock() // an earlier agent's loop reads these maps already
+		h.mu.Lock()
 		if found {
 			h.last[id] = &last
 		}
+		h.mu.Unlock()
 		if a.Every <= 0 {
-			h.mu.Unlock()
 			continue
 		}
 		next := h.cfg.Now().Add(a.Every)
@@ -196,46 +197,59 @@ func (h *Heartbeat) Start(ctx context.Context) {
 				next = t
 			}
 		}
-		h.next[id] = next
-		h.mu.Unlock()
-		h.wg.Add(1)
-		go h.loop(a)
+		h.arm(a, next)
 	}
 }
 
-// Stop stops the loops and waits for a beat in flight.
+// arm sets a's next beat. A timer, not a goroutine that waits: an idle
+// box runs (and keeps resident) nothing of the heartbeat until a beat is
+// due.
+func (h *Heartbeat) arm(a *HeartbeatAgent, next time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ctx.Err() != nil {
+		return
+	}
+	h.next[a.AgentID] = next
+	wait := max(next.Sub(h.cfg.Now()), 0)
+	h.timers[a.AgentID] = time.AfterFunc(wait, func() { h.fire(a) })
+}
+
+// fire is a's timer: the beat, then the next one armed.
+func (h *Heartbeat) fire(a *HeartbeatAgent) {
+	h.mu.Lock()
+	if h.ctx.Err() != nil {
+		h.mu.Unlock()
+		return
+	}
+	h.wg.Add(1) // under the lock, so Stop's Wait never races an Add
+	next := h.next[a.AgentID]
+	h.mu.Unlock()
+	defer h.wg.Done()
+	now := h.cfg.Now()
+	if now.Before(next) { // a clock that moved: not due yet
+		h.arm(a, next)
+		return
+	}
+	next = now.Add(a.Every)
+	h.mu.Lock()
+	h.next[a.AgentID] = next
+	h.mu.Unlock()
+	h.beat(h.ctx, a, false)
+	h.arm(a, next)
+}
+
+// Stop stops the timers and waits for a beat in flight.
 func (h *Heartbeat) Stop() {
 	h.mu.Lock()
 	if h.cancel != nil {
 		h.cancel()
 	}
+	for _, t := range h.timers {
+		t.Stop()
+	}
 	h.mu.Unlock()
 	h.wg.Wait()
-}
-
-func (h *Heartbeat) loop(a *HeartbeatAgent) {
-	defer h.wg.Done()
-	for {
-		h.mu.Lock()
-		next := h.next[a.AgentID]
-		h.mu.Unlock()
-		wait := min(max(next.Sub(h.cfg.Now()), 0), maxWait)
-		t := time.NewTimer(wait)
-		select {
-		case <-h.ctx.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		now := h.cfg.Now()
-		if now.Before(next) {
-			continue
-		}
-		h.mu.Lock()
-		h.next[a.AgentID] = now.Add(a.Every)
-		h.mu.Unlock()
-		h.beat(h.ctx, a, false)
-	}
 }
 
 // Status is an agent's heartbeat ("" the default agent).

@@ -168,6 +168,7 @@ type Scheduler struct {
 	// running holds the runs in flight here by job id, with what
 	// cancels one (cron rm, disable).
 	running map[string]context.CancelFunc
+	looping bool // the loop runs (startLoop)
 	ctx     context.Context
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
@@ -266,10 +267,25 @@ func (s *Scheduler) Start(ctx context.Context) error {
 			s.wg.Add(1)
 			go s.execute(p)
 		}
-		s.wg.Add(1)
-		go s.loop()
+		// No job: no loop until one is added (Wake starts it): an idle
+		// box keeps nothing of the scheduler resident.
+		if jobs, err := s.List(false); err != nil || len(jobs) > 0 {
+			s.startLoop()
+		}
 	}()
 	return nil
+}
+
+// startLoop starts the loop once.
+func (s *Scheduler) startLoop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.looping || s.ctx == nil || s.ctx.Err() != nil || !s.cfg.Enabled {
+		return
+	}
+	s.looping = true
+	s.wg.Add(1) // under the lock: Stop cancels under it before it waits
+	go s.loop()
 }
 
 // dropPending forgets a pending run whose job is gone or disabled; its
@@ -318,8 +334,9 @@ func (s *Scheduler) Stop() {
 	s.wg.Wait()
 }
 
-// Wake makes the loop look at the jobs now.
+// Wake makes the loop look at the jobs now (starting it if it was not).
 func (s *Scheduler) Wake() {
+	s.startLoop()
 	select {
 	case s.wake <- struct{}{}:
 	default:
