@@ -74,6 +74,9 @@ const (
 	maxJobs = 500
 	// maxMessage bounds a job's message.
 	maxMessage = 4000
+	// maxResumeAge: a run claimed longer ago than this is not resumed
+	// (the session store keeps dedup keys 7 days; a day of margin).
+	maxResumeAge = 6 * 24 * time.Hour
 	// maxWait: the loop looks again at least this often, so a clock that
 	// jumps (a box without a real-time clock, set by NTP after boot) is
 	// noticed.
@@ -240,6 +243,15 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	var resume []pending
 	for _, p := range left {
+		if s.cfg.Now().Sub(time.UnixMilli(p.Run.StartedMs)) > maxResumeAge {
+			// The session store forgets dedup keys after a week: a turn
+			// this old might be run (and sent) a second time.
+			s.log.Warn("a cron run left by the last run is too old to resume safely; recorded as an error", "job", p.Job.ID, "run", p.Run.RunID)
+			if err := s.finish(p, Result{Status: api.RunError, Error: "the gateway was down too long to resume this run safely"}); err != nil {
+				s.log.Error("could not record an old cron run", "err", err)
+			}
+			continue
+		}
 		j, err := s.Get(p.Job.ID)
 		if err != nil || !j.Enabled {
 			// Removed or disabled since: the run is not resumed.

@@ -608,3 +608,42 @@ func TestManualRunKeepsADisabledOneShot(t *testing.T) {
 		t.Errorf("after a manual run: %+v", got)
 	}
 }
+
+// TestOldPendingRunNotResumed: a run claimed more than six days before
+// the start is not run again (the session store forgets dedup keys after
+// a week, so a committed turn might be repeated); it is logged an error.
+func TestOldPendingRunNotResumed(t *testing.T) {
+	dir := t.TempDir()
+	clk := &clock{t: t0}
+	db := openDB(t, dir+"/state.db")
+	s := newSched(t, db, clk, &fakeRunner{})
+	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleEvery, EveryMs: 3600000}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Hour)
+	if _, ok, err := s.claim(j.ID, clk.Now(), false, true); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	db.Close()
+	clk.Advance(8 * 24 * time.Hour)
+	db = openDB(t, dir+"/state.db")
+	defer db.Close()
+	r := &fakeRunner{done: make(chan Run, 2)}
+	s = newSched(t, db, clk, r)
+	if err := s.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	runs, err := s.Runs(j.ID, 0)
+	if err != nil || len(runs) == 0 || runs[len(runs)-1].Status != api.RunError || !strings.Contains(runs[len(runs)-1].Error, "too long") {
+		t.Fatalf("runs %+v %v", runs, err)
+	}
+	// The job itself goes on, after the error's backoff.
+	clk.Advance(time.Minute)
+	s.Wake()
+	r2 := waitRun(t, r)
+	if r2.RunID == runs[len(runs)-1].RunID {
+		t.Errorf("the old run was resumed")
+	}
+}
