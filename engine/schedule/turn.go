@@ -67,7 +67,7 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 	}
 	key := engine.SessionKey(run.SessionKey)
 	if out, ok, err := t.G.Sessions().Outcome(run.Dedup); err == nil && ok {
-		return t.outcome(out)
+		return t.isolated(job, out, t.outcome(out))
 	}
 	if job.Payload.Model != "" {
 		c := *ag
@@ -149,7 +149,7 @@ func (t *Turns) RunJob(ctx context.Context, job api.CronJob, run Run) Result {
 	}
 	if r.Command == "duplicate" {
 		if out, ok, err := t.G.Sessions().Outcome(run.Dedup); err == nil && ok {
-			return t.outcome(out)
+			return t.isolated(job, out, t.outcome(out))
 		}
 		return Result{Status: api.RunOK}
 	}
@@ -191,6 +191,15 @@ func (t *Turns) outcome(out session.TurnOutcome) Result {
 
 func meta(job api.CronJob) session.Meta {
 	return session.Meta{ChatType: string(engine.ChatDirect), Channel: "cron", DisplayName: "cron: " + cut(oneLine(job.Name), 60)}
+}
+
+// isolated notes an isolated run's transcript in a result read back
+// after a restart, so cron.sessionRetention prunes it too.
+func (t *Turns) isolated(job api.CronJob, out session.TurnOutcome, res Result) Result {
+	if job.SessionTarget == api.TargetIsolated && !res.Again {
+		res.SessionID = out.SessionID
+	}
+	return res
 }
 
 // usedTools reports whether the turn out started made a tool call
