@@ -174,19 +174,7 @@ func (g *procGW) cli(args ...string) string {
 // reminder arrives in the owner's chat once, on time, and `openclaw cron
 // runs` shows the run.
 func TestReminderSurvivesRestart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	if why := buildRunner(); why != "" {
-		t.Skip(why)
-	}
-	model, err := filepath.Abs("../../shared/models/llama-2-tiny-random-chatml-tools.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(model); err != nil {
-		t.Skip("no chat-template test model: ", err)
-	}
+	model := scriptableModel(t)
 	f := imsgtest.New(t, imsgtest.Config{})
 	// The model's replies, one per completion: the tool call in the
 	// runner's three phases (free text up to the call's opener, the
@@ -199,11 +187,7 @@ func TestReminderSurvivesRestart(t *testing.T) {
 		"Okay, I will remind you in 2 minutes.",
 		"Time to water the plants!",
 	}
-	scriptPath := filepath.Join(t.TempDir(), "script.json")
-	data, _ := json.Marshal(script)
-	if err := os.WriteFile(scriptPath, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, script)
 	// The shipped defaults (no model config: the catalog's default
 	// qwen3-1.7b, imported below from the test model; tools on), an
 	// owner and the iMessage channel.
@@ -269,6 +253,38 @@ func TestReminderSurvivesRestart(t *testing.T) {
 	g.kill()
 }
 
+// scriptableModel skips t without a real runner or the chat-template test
+// model, and returns the model's path.
+func scriptableModel(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	if why := buildRunner(); why != "" {
+		t.Skip(why)
+	}
+	model, err := filepath.Abs("../../shared/models/llama-2-tiny-random-chatml-tools.gguf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(model); err != nil {
+		t.Skip("no chat-template test model: ", err)
+	}
+	return model
+}
+
+// writeScript writes the runner's scripted replies ($OPENCLAW_RUNNER_SCRIPT)
+// and returns the file's path.
+func writeScript(t *testing.T, script []string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "script.json")
+	data, _ := json.Marshal(script)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func imSendsTo(f *imsgtest.Fake, chat int64) []map[string]any {
 	var out []map[string]any
 	for _, s := range f.Sends() {
@@ -300,27 +316,11 @@ func waitSends(t *testing.T, f *imsgtest.Fake, chat int64, n int, timeout time.D
 // once; outside active hours the timer's beat is skipped without calling
 // the model.
 func TestHeartbeatLocalModel(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	if why := buildRunner(); why != "" {
-		t.Skip(why)
-	}
-	model, err := filepath.Abs("../../shared/models/llama-2-tiny-random-chatml-tools.gguf")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(model); err != nil {
-		t.Skip("no chat-template test model: ", err)
-	}
+	model := scriptableModel(t)
 	f := imsgtest.New(t, imsgtest.Config{})
 	const sentinel = "THE MODEL WAS CALLED IN QUIET HOURS"
 	script := []string{"Hello!", "HEARTBEAT_OK", "The plumber comes at 3 today.", sentinel}
-	scriptPath := filepath.Join(t.TempDir(), "script.json")
-	data, _ := json.Marshal(script)
-	if err := os.WriteFile(scriptPath, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	scriptPath := writeScript(t, script)
 	cfg := `{
   commands: { ownerAllowFrom: ['imessage:` + imOwner + `'] },
   channels: { imessage: { cliPath: '` + f.Path + `', dbPath: '/Users/me/Library/Messages/chat.db' } },

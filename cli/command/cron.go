@@ -2,10 +2,7 @@ package command
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -962,7 +959,7 @@ func parseAt(s, tz string, now time.Time) (time.Time, error) {
 	} else if r, ok := strings.CutPrefix(strings.ToLower(rel), "in "); ok {
 		rel, explicit = strings.TrimSpace(r), true
 	}
-	if d, err := parseSpan(rel); err == nil || explicit {
+	if d, err := api.ParseSpan(rel); err == nil || explicit {
 		if err != nil {
 			return time.Time{}, usagef("--at %q: %v", s, err)
 		}
@@ -1000,11 +997,11 @@ func parseAt(s, tz string, now time.Time) (time.Time, error) {
 const minEvery = 10 * time.Second
 
 // parseEvery reads --every: Go's durations (time.ParseDuration) and days,
-// weeks and unit words as parseSpan takes them; at least minEvery.
+// weeks and unit words as api.ParseSpan takes them; at least minEvery.
 func parseEvery(s string) (time.Duration, error) {
 	d, err := time.ParseDuration(strings.TrimSpace(s))
 	if err != nil {
-		d, err = parseSpan(s)
+		d, err = api.ParseSpan(s)
 	}
 	if err != nil {
 		return 0, usagef("--every %q: want an interval such as 30m, 2h, 1d or 1h30m", s)
@@ -1013,64 +1010,6 @@ func parseEvery(s string) (time.Duration, error) {
 		return 0, usagef("--every %q: want an interval of at least %s", s, minEvery)
 	}
 	return d, nil
-}
-
-// spanUnits are the units parseSpan knows.
-var spanUnits = map[string]time.Duration{
-	"ms": time.Millisecond,
-	"s":  time.Second, "sec": time.Second, "secs": time.Second, "second": time.Second, "seconds": time.Second,
-	"m": time.Minute, "min": time.Minute, "mins": time.Minute, "minute": time.Minute, "minutes": time.Minute,
-	"h": time.Hour, "hr": time.Hour, "hrs": time.Hour, "hour": time.Hour, "hours": time.Hour,
-	"d": 24 * time.Hour, "day": 24 * time.Hour, "days": 24 * time.Hour,
-	"w": 7 * 24 * time.Hour, "week": 7 * 24 * time.Hour, "weeks": 7 * 24 * time.Hour,
-}
-
-// parseSpan reads a length of time as people type it: numbers with units,
-// together or apart ("1h30m", "1d", "20 minutes", "1 hour 30 min",
-// "1.5h"); a "," or "and" may separate the parts.
-func parseSpan(s string) (time.Duration, error) {
-	rest := strings.ToLower(strings.TrimSpace(s))
-	if rest == "" {
-		return 0, errors.New("empty")
-	}
-	var total float64
-	for {
-		rest = strings.TrimLeft(rest, " ,")
-		if r, ok := strings.CutPrefix(rest, "and "); ok && total > 0 {
-			rest = strings.TrimLeft(r, " ")
-		}
-		if rest == "" {
-			break
-		}
-		i := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-		if i < 0 {
-			return 0, fmt.Errorf("%q has no unit (such as m, h or d)", s)
-		}
-		if i == 0 {
-			return 0, fmt.Errorf("%q: want a number before each unit", s)
-		}
-		n, err := strconv.ParseFloat(rest[:i], 64)
-		if err != nil {
-			return 0, fmt.Errorf("%q: %q is not a number", s, rest[:i])
-		}
-		rest = strings.TrimLeft(rest[i:], " ")
-		j := strings.IndexFunc(rest, func(r rune) bool { return r < 'a' || r > 'z' })
-		if j < 0 {
-			j = len(rest)
-		}
-		u, ok := spanUnits[rest[:j]]
-		if !ok {
-			if j == 0 {
-				return 0, fmt.Errorf("%q has no unit (such as m, h or d)", s)
-			}
-			return 0, fmt.Errorf("%q: unknown unit %q (want s, m, h, d or w)", s, rest[:j])
-		}
-		rest = rest[j:]
-		if total += n * float64(u); total > math.MaxInt64/2 {
-			return 0, fmt.Errorf("%q is too long", s)
-		}
-	}
-	return time.Duration(total), nil
 }
 
 // formatSpan renders an interval in the units --every takes: "30m",

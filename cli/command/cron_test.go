@@ -74,7 +74,7 @@ func TestParseEvery(t *testing.T) {
 		{"-5m", 0},
 		{"500ms", 0},
 		{"", 0},
-		{"1e9d", 0}, // not a number parseSpan reads
+		{"1e9d", 0}, // not a number api.ParseSpan reads
 		{"9999999999d", 0},
 	} {
 		got, err := parseEvery(tc.in)

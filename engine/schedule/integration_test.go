@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -27,23 +26,6 @@ import (
 
 const owner = "+15551234567"
 
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // harness is the whole path a reminder takes, in process: a channel
 // adapter at the platform's boundary, the channel side, the gateway with
 // a scripted model and the real tools, the scheduler and the heartbeat
@@ -55,7 +37,7 @@ type harness struct {
 	wa    *gatewaytest.Adapter
 	sched *schedule.Scheduler
 	hb    *schedule.Heartbeat
-	clk   *testClock
+	clk   *schedule.Clock
 	ws    string
 	db    engine.Records
 	reg   *tool.Registry
@@ -71,7 +53,7 @@ func newHarness(t *testing.T, hb []schedule.HeartbeatAgent, steps ...gatewaytest
 func newHarnessModels(t *testing.T, switchTo string, hb []schedule.HeartbeatAgent, steps ...gatewaytest.Step) *harness {
 	t.Helper()
 	db, ws := gatewaytest.State(t, t.TempDir())
-	clk := &testClock{t: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)}
+	clk := &schedule.Clock{T: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)}
 	m := &gatewaytest.Model{Steps: steps}
 	wa := gatewaytest.NewAdapter("whatsapp")
 	owners := []string{"whatsapp:" + owner}

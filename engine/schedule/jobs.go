@@ -12,8 +12,6 @@ import (
 	"github.com/openclaw-edge/edge/engine/api"
 )
 
-func jsonUnmarshal(raw []byte, v any) error { return json.Unmarshal(raw, v) }
-
 // List returns the jobs, enabled first then by next run; all false leaves
 // out disabled ones.
 func (s *Scheduler) List(all bool) ([]api.CronJob, error) {
@@ -325,7 +323,7 @@ func (s *Scheduler) Runs(id string, limit int) ([]api.CronRun, error) {
 	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
 		return tx.ForEach(bucketRuns, id+"/", func(_ string, raw []byte) error {
 			var r api.CronRun
-			if err := jsonUnmarshal(raw, &r); err == nil {
+			if err := json.Unmarshal(raw, &r); err == nil {
 				out = append(out, r)
 			}
 			return nil

@@ -152,7 +152,7 @@ func (sp *Spec) Next(t time.Time) time.Time {
 		if w.IsZero() {
 			return time.Time{}
 		}
-		at := instant(w, sp.loc)
+		at := api.WallTime(w, sp.loc)
 		if at.After(t) {
 			return at
 		}
@@ -160,11 +160,6 @@ func (sp *Spec) Next(t time.Time) time.Time {
 	}
 	return time.Time{}
 }
-
-// instant is the instant the wall clock w (read as UTC) names in loc
-// (api.WallTime: a spring gap maps just after it, an autumn repeat to its
-// first occurrence).
-func instant(w time.Time, loc *time.Location) time.Time { return api.WallTime(w, loc) }
 
 // floating is t's wall clock read as UTC.
 func floating(t time.Time) time.Time {

@@ -41,6 +41,7 @@ package schedule
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -230,7 +231,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
 		return tx.ForEach(bucketPending, "", func(_ string, raw []byte) error {
 			var p pending
-			if err := jsonUnmarshal(raw, &p); err != nil {
+			if err := json.Unmarshal(raw, &p); err != nil {
 				s.log.Error("unreadable pending cron run dropped", "err", err)
 				return nil
 			}
@@ -678,7 +679,7 @@ func (s *Scheduler) jobs() ([]api.CronJob, error) {
 	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
 		return tx.ForEach(bucketJobs, "", func(_ string, raw []byte) error {
 			var j api.CronJob
-			if err := jsonUnmarshal(raw, &j); err != nil {
+			if err := json.Unmarshal(raw, &j); err != nil {
 				return nil // unreadable: skipped (Get reports it)
 			}
 			out = append(out, j)
@@ -742,7 +743,7 @@ func (s *Scheduler) pruneLogs(now time.Time) {
 		old = old[:0]
 		return tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
 			var r api.CronRun
-			if jsonUnmarshal(raw, &r) == nil && r.EndedMs != 0 && r.EndedMs < cutoff {
+			if json.Unmarshal(raw, &r) == nil && r.EndedMs != 0 && r.EndedMs < cutoff {
 				var j api.CronJob
 				if found, err := tx.Get(bucketJobs, r.JobID, &j); err == nil && !found {
 					old = append(old, k)
@@ -791,7 +792,7 @@ func (s *Scheduler) pruneSessions(now time.Time) {
 	err := s.db.ViewRecords(func(tx engine.RecordTx) error {
 		return tx.ForEach(bucketRuns, "", func(k string, raw []byte) error {
 			var r api.CronRun
-			if jsonUnmarshal(raw, &r) == nil && r.SessionID != "" && r.EndedMs != 0 && r.EndedMs < cutoff {
+			if json.Unmarshal(raw, &r) == nil && r.SessionID != "" && r.EndedMs != 0 && r.EndedMs < cutoff {
 				due = append(due, old{k, r})
 			}
 			return nil

@@ -15,22 +15,23 @@ import (
 	"github.com/openclaw-edge/edge/engine/tool"
 )
 
-// clock is a test clock the scheduler reads; Advance wakes nothing by
-// itself (the test calls Wake).
-type clock struct {
+// Clock is a test clock the scheduler reads; Advance wakes nothing by
+// itself (the test calls Wake). Exported for the package's external
+// tests (integration_test.go).
+type Clock struct {
 	mu sync.Mutex
-	t  time.Time
+	T  time.Time // the time now; set before use
 }
 
-func (c *clock) Now() time.Time {
+func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t
+	return c.T
 }
 
-func (c *clock) Advance(d time.Duration) {
+func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
-	c.t = c.t.Add(d)
+	c.T = c.T.Add(d)
 	c.mu.Unlock()
 }
 
@@ -80,7 +81,7 @@ func openDB(t *testing.T, path string) *bolt.DB {
 	return db
 }
 
-func newSched(t *testing.T, db *bolt.DB, clk *clock, r Runner) *Scheduler {
+func newSched(t *testing.T, db *bolt.DB, clk *Clock, r Runner) *Scheduler {
 	t.Helper()
 	s, err := New(Config{Records: db, Runner: r, Enabled: true, DefaultAgent: "main", Now: clk.Now,
 		Location: func(string) *time.Location { return time.UTC }})
@@ -126,7 +127,7 @@ var t0 = time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)
 // many times runs once, then keeps its schedule; a job not yet due waits.
 func TestCatchUpAfterDowntime(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, dir+"/state.db")
 	s := newSched(t, db, clk, &fakeRunner{})
 	ctx := context.Background()
@@ -188,7 +189,7 @@ func TestCatchUpAfterDowntime(t *testing.T) {
 // out 30 s → 1 m → 5 m → 15 m → 60 m (never sooner than its schedule); a
 // success returns it to the schedule. A one-shot is tried three times.
 func TestBackoff(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	fail := Result{Status: api.RunError, Error: "model down"}
@@ -261,7 +262,7 @@ func TestBackoff(t *testing.T) {
 // twice — and marked once.
 func TestResumeClaimedRun(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, dir+"/state.db")
 	s := newSched(t, db, clk, &fakeRunner{})
 	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleAt, At: t0.Add(time.Minute).Format(time.RFC3339)}, Payload: api.CronPayload{Message: "call the plumber"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})
@@ -305,7 +306,7 @@ func TestResumeClaimedRun(t *testing.T) {
 // TestAgainGetsNewAttempt: a turn a crash cut short is run again under a
 // new attempt key, at most maxAttempts times.
 func TestAgainGetsNewAttempt(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	r := &fakeRunner{done: make(chan Run, 10), results: []Result{{Again: true}, {Again: true}, {Again: true}}}
@@ -334,7 +335,7 @@ func TestAgainGetsNewAttempt(t *testing.T) {
 }
 
 func TestAddValidates(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	s := newSched(t, db, clk, &fakeRunner{})
@@ -378,7 +379,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // from inside a turn) answers at once instead of waiting for a slot the
 // turn itself may hold.
 func TestRunNeverWaits(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	r := &fakeRunner{done: make(chan Run, 4), block: make(chan struct{})}
@@ -416,7 +417,7 @@ func TestRunNeverWaits(t *testing.T) {
 // log goes with it and nothing of it is resumed at the next start.
 func TestRemoveStopsARun(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, dir+"/state.db")
 	r := &fakeRunner{block: make(chan struct{})}
 	s := newSched(t, db, clk, r)
@@ -460,7 +461,7 @@ func TestRemoveStopsARun(t *testing.T) {
 // TestEditDuringRunStands: a one-shot rescheduled while it runs is not
 // deleted when the run ends; the edit stands.
 func TestEditDuringRunStands(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	r := &fakeRunner{done: make(chan Run, 2), block: make(chan struct{})}
@@ -497,7 +498,7 @@ func TestEditDuringRunStands(t *testing.T) {
 // cron.maxConcurrentRuns do not hold up Start; they run one by one.
 func TestStartDoesNotWaitForResumedRuns(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, dir+"/state.db")
 	s := newSched(t, db, clk, &fakeRunner{})
 	var ids []string
@@ -540,7 +541,7 @@ func TestStartDoesNotWaitForResumedRuns(t *testing.T) {
 // sessions_send, a sub-agent) cannot schedule: the job would later run at
 // depth 0, outside the hop limit.
 func TestToolRefusesDeeperTurns(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	s := newSched(t, db, clk, &fakeRunner{})
@@ -557,7 +558,7 @@ func TestToolRefusesDeeperTurns(t *testing.T) {
 // TestDoneJobLogsPruned: a finished one-shot's run stays in the log
 // (`cron runs` shows it) for 30 days, then goes.
 func TestDoneJobLogsPruned(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	r := &fakeRunner{done: make(chan Run, 1)}
@@ -586,7 +587,7 @@ func TestDoneJobLogsPruned(t *testing.T) {
 // TestManualRunKeepsADisabledOneShot: `cron run` of a disabled one-shot
 // (a test) does not delete it.
 func TestManualRunKeepsADisabledOneShot(t *testing.T) {
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, t.TempDir()+"/state.db")
 	defer db.Close()
 	r := &fakeRunner{done: make(chan Run, 1)}
@@ -614,7 +615,7 @@ func TestManualRunKeepsADisabledOneShot(t *testing.T) {
 // a week, so a committed turn might be repeated); it is logged an error.
 func TestOldPendingRunNotResumed(t *testing.T) {
 	dir := t.TempDir()
-	clk := &clock{t: t0}
+	clk := &Clock{T: t0}
 	db := openDB(t, dir+"/state.db")
 	s := newSched(t, db, clk, &fakeRunner{})
 	j, err := s.Add(context.Background(), api.CronJob{Enabled: true, Schedule: api.CronSchedule{Kind: api.ScheduleEvery, EveryMs: 3600000}, Payload: api.CronPayload{Message: "x"}, Delivery: api.CronDelivery{Mode: api.DeliveryNone}})

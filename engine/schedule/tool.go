@@ -4,10 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
@@ -309,48 +306,25 @@ func (t *cronTool) schedule(env tool.Env, a cronArgs) (api.CronSchedule, error) 
 	return api.CronSchedule{Kind: api.ScheduleCron, Expr: strings.TrimSpace(a.Cron), TZ: a.TZ}, nil
 }
 
-// durationPart is compiled on first use: every start would pay for it.
-var durationPart = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?|w|weeks?)$`)
-})
-
 // maxDuration bounds a delay or interval: ten years.
 const maxDuration = 10 * 365 * 24 * time.Hour
 
-// ParseDuration reads "20m", "2h30m", "1d", "in 20 minutes", "+2h", "90s".
+// ParseDuration reads a delay or interval as a model (or a person) writes
+// it: "20m", "2h30m", "1d", "in 20 minutes", "+2h" (api.ParseSpan after
+// the "in"/"+"), at least a second and at most ten years.
 func ParseDuration(s string) (time.Duration, error) {
-	in := strings.ToLower(strings.TrimSpace(s))
-	in = strings.TrimPrefix(in, "in ")
-	in = strings.TrimPrefix(in, "+")
-	in = strings.TrimSpace(in)
-	if d, err := time.ParseDuration(in); err == nil && d >= time.Second && d <= maxDuration {
-		return d, nil
-	}
-	var total time.Duration
-	fields := strings.Fields(strings.ReplaceAll(in, " and ", " "))
-	// "20 minutes" is two fields: join number and unit.
-	for i := 0; i < len(fields); i++ {
-		part := fields[i]
-		if _, err := strconv.ParseFloat(part, 64); err == nil && i+1 < len(fields) {
-			part += fields[i+1]
-			i++
-		}
-		m := durationPart().FindStringSubmatch(part)
-		if m == nil {
-			return 0, fmt.Errorf("%q is not a duration (e.g. 20m, 2h, 1d, \"20 minutes\")", s)
-		}
-		n, _ := strconv.ParseFloat(m[1], 64)
-		unit := map[byte]time.Duration{'s': time.Second, 'm': time.Minute, 'h': time.Hour, 'd': 24 * time.Hour, 'w': 7 * 24 * time.Hour}[m[2][0]]
-		d := n * float64(unit)
-		if d > float64(maxDuration) || float64(total)+d > float64(maxDuration) {
-			return 0, fmt.Errorf("%q is longer than %d days", s, maxDuration/(24*time.Hour))
-		}
-		total += time.Duration(d)
-	}
-	if total < time.Second {
+	in := strings.TrimSpace(strings.ToLower(s))
+	in = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(in, "in "), "+"))
+	d, err := api.ParseSpan(in)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%q is not a duration (e.g. 20m, 2h, 1d, \"20 minutes\")", s)
+	case d > maxDuration:
+		return 0, fmt.Errorf("%q is longer than %d days", s, maxDuration/(24*time.Hour))
+	case d < time.Second:
 		return 0, fmt.Errorf("%q is not a duration of a second or more", s)
 	}
-	return total, nil
+	return d, nil
 }
 
 // ParseAt reads an absolute time: RFC 3339, or a local date and time
@@ -365,15 +339,15 @@ func ParseAt(s string, now time.Time, loc *time.Location) (time.Time, error) {
 	// pick a time in a spring gap (an hour early in some zones).
 	for _, layout := range []string{"2006-01-02 15:04", "2006-01-02T15:04", "2006-01-02 15:04:05", "2006-01-02T15:04:05"} {
 		if t, err := time.Parse(layout, s); err == nil {
-			return instant(t, loc), nil
+			return api.WallTime(t, loc), nil
 		}
 	}
 	for _, layout := range []string{"15:04", "3:04pm", "3pm", "3:04 pm", "3 pm"} {
 		if t, err := time.Parse(layout, strings.ToLower(s)); err == nil {
 			n := now.In(loc)
-			at := instant(time.Date(n.Year(), n.Month(), n.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC), loc)
+			at := api.WallTime(time.Date(n.Year(), n.Month(), n.Day(), t.Hour(), t.Minute(), 0, 0, time.UTC), loc)
 			if !at.After(now) {
-				at = instant(time.Date(n.Year(), n.Month(), n.Day()+1, t.Hour(), t.Minute(), 0, 0, time.UTC), loc)
+				at = api.WallTime(time.Date(n.Year(), n.Month(), n.Day()+1, t.Hour(), t.Minute(), 0, 0, time.UTC), loc)
 			}
 			return at, nil
 		}
