@@ -93,6 +93,8 @@ func TestImportRules(t *testing.T) {
 		// The control API's handlers translate HTTP to calls: no models,
 		// no store (only appliance imports them).
 		"engine/localapi": {"models/", "engine/store", "appliance", "cli"},
+		// The dashboard's files: the wire vocabulary at most.
+		"engine/dashboard": {"engine/gateway", "engine/inbound", "engine/localapi", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
 		"engine/logfile":  {"engine/"},
 		// Seeding a workspace writes our templates, nothing more.
 		"engine/workspace": {"engine/", "models/", "appliance", "cli"},

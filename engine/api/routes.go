@@ -86,6 +86,8 @@ var Routes = []Route{
 	{http.MethodGet, PathCronStatus, Read},
 	{http.MethodGet, PathHeartbeat, Read},
 	{http.MethodPost, PathHeartbeatGo, Write}, // a heartbeat turn now
+	{http.MethodGet, PathDashboard, Read},      // the dashboard's static files
+	{http.MethodGet, PathDashboardAsset, Read},
 }
 
 // RouteAccess is what method on path does; ok is false for a route not in

@@ -18,6 +18,8 @@
 //	doctor.go     the self-checks (engine/doctor)
 //	logs.go       the log file's tail and follow
 //	cron.go       the scheduler's jobs and the heartbeat
+//
+// The web dashboard's files (engine/dashboard) are served by the same mux.
 package localapi
 
 import (
@@ -33,6 +35,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/dashboard"
 	"github.com/openclaw-edge/edge/engine/gateway"
 	"github.com/openclaw-edge/edge/engine/inbound"
 	"github.com/openclaw-edge/edge/engine/logfile"
@@ -110,6 +113,8 @@ func (h *handler) routes() []Route {
 		{"PUT", api.PathWorkspaceFile, h.serveWorkspaceFile},
 		{"GET", api.PathDoctor, h.serveDoctor},
 		{"GET", api.PathLogs, h.serveLogs},
+		{"GET", api.PathDashboard, dashboard.Serve},
+		{"GET", api.PathDashboardAsset, dashboard.Serve},
 	}
 	rs = append(rs, h.configRoutes()...)
 	rs = append(rs, h.approvalRoutes()...)

@@ -1,0 +1,136 @@
+// Chat: one session's history and a composer. A reply streams in as it is
+// written; tool calls show as they happen; an exec that needs approval
+// shows its exact command with Allow / Always / Deny buttons.
+import { h, get, post, stream, showError, toast } from './app.js';
+
+const thinkLevels = ['off', 'minimal', 'low', 'medium', 'high'];
+
+function blocksText(content) {
+  if (typeof content === 'string') return content;
+  return (content || []).filter(b => b.type === 'text').map(b => b.text).join('');
+}
+
+export async function render(main, params) {
+  const st = await get('/v1/status');
+  let key = params[0] || 'agent:' + (st.defaultAgent || 'main') + ':main';
+  const log = h('div', { class: 'log', id: 'chat-log', 'aria-live': 'polite' });
+  const input = h('textarea', { id: 'chat-input', rows: 2, placeholder: 'Message (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
+  const send = h('button', { class: 'primary', id: 'chat-send' }, 'Send');
+  const stop = h('button', { id: 'chat-stop', disabled: true, title: 'Stop the reply (/stop)' }, 'Stop');
+  const model = h('select', { id: 'chat-model', 'aria-label': 'Model' });
+  const think = h('select', { id: 'chat-think', 'aria-label': 'Thinking' }, h('option', { value: '' }, 'thinking…'), thinkLevels.map(l => h('option', { value: l }, l)));
+  const newBtn = h('button', { title: 'Start a new session (/new)' }, 'New');
+  const ctrl = new AbortController();
+  let running = false;
+
+  main.append(h('div', { class: 'chat' },
+    h('div', { class: 'row' }, h('h1', { style: 'margin:0' }, 'Chat'), h('span', { class: 'muted', id: 'chat-key' }, key), model, think, newBtn),
+    log,
+    h('div', { class: 'composer' }, input, send, stop)));
+
+  const add = (cls, ...children) => { const m = h('div', { class: 'msg ' + cls }, ...children); log.append(m); log.scrollTop = log.scrollHeight; return m; };
+
+  // The model choice: installed local models and the configured default.
+  try {
+    const models = await get('/v1/models');
+    const names = new Set([st.model].filter(Boolean));
+    for (const m of models) if (m.installed) names.add(m.ref || m.name);
+    model.append(h('option', { value: '' }, 'model: ' + (st.model || 'none')), [...names].map(n => h('option', { value: n }, n)));
+  } catch { model.append(h('option', { value: '' }, 'model: ' + (st.model || 'none'))); }
+
+  async function loadHistory() {
+    log.replaceChildren();
+    try {
+      const hist = await get('/v1/sessions/history', { key });
+      for (const e of hist.entries || []) {
+        if (e.type !== 'message' || !e.message) continue;
+        const m = e.message;
+        if (m.role === 'user') add('user', blocksText(m.content));
+        else if (m.role === 'assistant') {
+          const text = blocksText(m.content);
+          if (text) add('assistant', text);
+          for (const b of m.content || []) if (b.type === 'toolCall') add('tool', '⚙ ' + b.name + ' ' + JSON.stringify(b.arguments || {}));
+        } else if (m.role === 'toolResult') add('tool', '↳ ' + (m.toolName || 'tool') + (m.isError ? ' (error)' : '') + ': ' + blocksText(m.content).slice(0, 300));
+      }
+    } catch (e) {
+      if (e.code !== 'not_found') showError(e); else add('note', 'No messages yet.');
+    }
+    try {
+      for (const ap of await get('/v1/approvals')) if (ap.sessionKey === key) approvalCard(ap);
+    } catch { /* a viewer may not see them */ }
+  }
+
+  function approvalCard(ap) {
+    const card = add('assistant approval', h('div', {}, h('strong', {}, 'Approve this command?')),
+      h('pre', {}, ap.command), ap.cwd ? h('div', { class: 'muted' }, 'in ' + ap.cwd) : null,
+      ap.reason ? h('div', { class: 'muted' }, ap.reason) : null);
+    const buttons = h('div', { class: 'row' });
+    const decide = decision => async () => {
+      for (const b of buttons.querySelectorAll('button')) b.disabled = true;
+      try {
+        await post('/v1/approvals/' + encodeURIComponent(ap.id), { decision });
+        buttons.replaceChildren(h('span', { class: decision === 'deny' ? 'err' : 'ok' }, decision === 'deny' ? 'Denied' : 'Approved (' + decision + ')'));
+      } catch (e) { showError(e); for (const b of buttons.querySelectorAll('button')) b.disabled = false; }
+    };
+    buttons.append(
+      h('button', { class: 'primary', 'data-decision': 'allow-once', onclick: decide('allow-once') }, 'Allow once'),
+      h('button', { 'data-decision': 'allow-always', onclick: decide('allow-always') }, 'Always allow'),
+      h('button', { class: 'danger', 'data-decision': 'deny', onclick: decide('deny') }, 'Deny'));
+    card.append(buttons);
+    buttons.querySelector('button').focus();
+  }
+
+  async function turn(text, { quiet } = {}) {
+    if (!quiet) add('user', text);
+    let reply = null, thinking = null;
+    const wait = add('note', 'waiting for the model…');
+    running = true; stop.disabled = false; send.disabled = true;
+    try {
+      await stream('POST', '/v1/messages', {
+        body: { text, sessionKey: key, idempotencyKey: crypto.randomUUID() }, signal: ctrl.signal,
+        onEvent: (name, ev) => {
+          if (name !== 'queued' && name !== 'accepted') wait.remove();
+          switch (name) {
+            case 'queued': wait.textContent = 'waiting for the previous turn…'; break;
+            case 'accepted': if (ev.accepted && ev.accepted.sessionKey) key = ev.accepted.sessionKey; break;
+            case 'delta': if (!reply) reply = add('assistant', ''); reply.textContent += ev.text; log.scrollTop = log.scrollHeight; break;
+            case 'thinking': if (!thinking) thinking = add('note', ''); thinking.textContent += ev.text; break;
+            case 'tool_call': add('tool', '⚙ ' + ev.tool.name + ' ' + (ev.tool.arguments ? JSON.stringify(ev.tool.arguments) : '')); reply = null; break;
+            case 'tool_result': add('tool', '↳ ' + ev.tool.name + (ev.tool.isError ? ' (error)' : '') + (ev.tool.preview ? ': ' + ev.tool.preview : '')); break;
+            case 'approval': approvalCard(ev.approval); break;
+            case 'failover': add('note', ev.text); break;
+            case 'error': add('note err', ev.error ? ev.error.message : 'the turn failed'); break;
+            case 'done': {
+              const r = ev.result || {};
+              if (r.command || (!reply && r.reply && !r.suppressed)) add(r.command ? 'note' : 'assistant', r.reply);
+              break;
+            }
+          }
+        },
+      });
+    } catch (e) { wait.remove(); if (e.name !== 'AbortError') add('note err', e.message); }
+    finally { running = false; stop.disabled = true; send.disabled = false; }
+  }
+
+  function submit() {
+    const text = input.value.trim();
+    if (!text || running) return;
+    input.value = '';
+    turn(text);
+  }
+  send.addEventListener('click', submit);
+  input.addEventListener('keydown', e => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); submit(); }
+    if (e.key === 'Escape' && running) stop.click();
+  });
+  stop.addEventListener('click', async () => {
+    try { await post('/v1/messages', { text: '/stop', sessionKey: key }); } catch (e) { showError(e); }
+  });
+  newBtn.addEventListener('click', async () => { if (!running) { await turn('/new', { quiet: true }); loadHistory(); } });
+  model.addEventListener('change', () => { if (model.value) turn('/model ' + model.value, { quiet: true }).then(() => toast('Model for this session: ' + model.value)); });
+  think.addEventListener('change', () => { if (think.value) turn('/think ' + think.value, { quiet: true }); });
+
+  await loadHistory();
+  input.focus();
+  return () => ctrl.abort();
+}
