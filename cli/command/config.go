@@ -17,15 +17,15 @@ import (
 	"github.com/openclaw-edge/edge/engine/config"
 )
 
-// configCmd is `openclaw config`: get, set and validate run on the
+// configCmd is `openclaw config`: get, set, unset and validate run on the
 // gateway, on its own config file; `config validate FILE` checks a local
 // file without a gateway.
 func (a *app) configCmd() *cobra.Command {
 	c := group("config", "Read, change and check the gateway's config file",
-		a.configGetCmd(), a.configSetCmd(), a.configValidateCmd())
+		a.configGetCmd(), a.configSetCmd(), a.configUnsetCmd(), a.configValidateCmd())
 	c.Long = `Read, change and check the gateway's config file (JSON5 with OpenClaw's keys).
-get, set and validate run in the gateway, on its machine and its file, so
-they work the same from a paired laptop. Keys are dotted paths:
+get, set, unset and validate run in the gateway, on its machine and its
+file, so they work the same from a paired laptop. Keys are dotted paths:
 agents.defaults.model, gateway.port, models.providers.ollama.baseUrl; a
 number indexes a list (agents.list.0.id).
 
@@ -36,6 +36,7 @@ file here. See openclaw config validate --help.`
 	c.Example = `  openclaw config get agents.defaults.model
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '{primary: "ollama/llama3.2", fallbacks: ["local/qwen3-1.7b"]}'
+  openclaw config unset gateway.port
   openclaw config validate
   openclaw config validate ./openclaw.json`
 	return c
@@ -127,13 +128,16 @@ The whole resulting config is checked first and nothing is written if it
 is not valid: every problem is printed with its key. The file is the one
 ` + "`openclaw config validate`" + ` names (changed here or by the running gateway,
 as for config get; created as <state dir>/openclaw.json when there is
-none). It is rewritten as JSON, atomically, mode 0600; the JSON5 library
-keeps no comments, so a JSON5 file loses its comments and layout — they
-stay in FILE.bak, and set says so. The gateway reads its config at start:
-restart it to apply the change.
+none). It is edited in place: only that value changes (or a "key: value"
+line is added to the object it belongs in), its comments and layout stay;
+a file that cannot be edited so is refused with the line to edit by hand.
+The write is atomic, mode 0600; before the first change the file is
+copied to FILE.bak, which later changes keep. The gateway reads its config
+at start: restart it to apply the change (` + "`openclaw status`" + ` says
+"restart pending" until then).
 
 --json prints {"ok", "file", "key", "value", "created", "backup",
-"reformatted", "restartNeeded"}.`,
+"unchanged", "restartNeeded", "restartHow"}.`,
 		Example: `  openclaw config set gateway.bind lan
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '"ollama/llama3.2"'
@@ -147,9 +151,9 @@ restart it to apply the change.
 			req := api.ConfigSetRequest{Key: args[0], Value: value}
 			var res *api.ConfigSetResult
 			if a.validateHere(nil) {
-				res, err = a.configSetHere(req)
+				res, err = a.configSetHere(req, false)
 			} else if res, err = a.client().ConfigSet(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
-				res, err = a.configSetHere(req) // no gateway here: its file, changed here
+				res, err = a.configSetHere(req, true) // no gateway here: its file, changed here
 			}
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
@@ -162,24 +166,81 @@ restart it to apply the change.
 				return err
 			}
 			verb := "set"
-			if string(res.Value) == "null" || string(value) == "null" {
+			switch {
+			case res.Unchanged && string(value) == "null":
+				verb = "not set (the default applies)"
+			case res.Unchanged:
+				verb = "already set"
+			case string(value) == "null":
 				verb = "removed (the default applies)"
 			}
 			fmt.Fprintf(a.stdout, "%s %s in %s: %s", api.EscapeControl(res.Key), verb, api.EscapeControl(res.File), shown.String())
-			if res.Backup != "" {
-				fmt.Fprintf(a.stdout, "the previous file is kept as %s\n", api.EscapeControl(res.Backup))
-			}
-			if res.Reformatted {
-				fmt.Fprintln(a.stdout, "the file was JSON5 and is now plain JSON: its comments and layout are only in the .bak (the JSON5 library keeps none)")
-			}
-			if res.RestartNeeded {
-				fmt.Fprintln(a.stdout, "restart the gateway to apply it (sudo systemctl restart openclaw-gateway, or stop and start openclaw-gateway run)")
-			}
+			a.printChangeNotes(res)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+func (a *app) configUnsetCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "unset KEY",
+		Short: "Remove a key from the gateway's config file (its default applies)",
+		Long: `Remove KEY from the gateway's config file, so its default applies: its
+"key: value" and comma are cut out, the rest of the file (comments
+included) stays as it is. A key the file does not set is an error, as is
+a result that is not valid (nothing is written then). The file, the
+backup and the restart are as for config set; a list item cannot be
+removed: set the list without it.
+
+--json prints {"ok", "file", "key", "value", "backup", "restartNeeded",
+"restartHow"}; "value" is the default that applies now.`,
+		Example: `  openclaw config unset gateway.port
+  openclaw config unset agents.defaults.model --json`,
+		Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			req := api.ConfigUnsetRequest{Key: args[0]}
+			var res *api.ConfigSetResult
+			var err error
+			if a.validateHere(nil) {
+				res, err = a.configUnsetHere(req, false)
+			} else if res, err = a.client().ConfigUnset(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+				res, err = a.configUnsetHere(req, true) // no gateway here: its file, changed here
+			}
+			if err != nil {
+				return a.jsonFailure(asJSON, err)
+			}
+			if asJSON {
+				return writeJSON(a.stdout, res)
+			}
+			var shown strings.Builder
+			if err := printValue(&shown, res.Value); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdout, "%s removed from %s; it is now: %s", api.EscapeControl(res.Key), api.EscapeControl(res.File), shown.String())
+			a.printChangeNotes(res)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+// printChangeNotes prints what a set or unset left to do or to know: the
+// backup, and the restart that applies it.
+func (a *app) printChangeNotes(res *api.ConfigSetResult) {
+	if res.Backup != "" {
+		fmt.Fprintf(a.stdout, "the file as it was is kept as %s\n", api.EscapeControl(res.Backup))
+	}
+	if res.RestartNeeded {
+		how := res.RestartHow
+		if how == "" {
+			how = "openclaw gateway restart, or stop openclaw-gateway run and start it again"
+		}
+		fmt.Fprintf(a.stdout, "restart the gateway to apply it (%s)\n", api.EscapeControl(how))
+	}
 }
 
 func (a *app) configValidateCmd() *cobra.Command {
@@ -405,8 +466,9 @@ func (a *app) configGetHere(key string) (*api.ConfigValue, error) {
 }
 
 // configSetHere is config set on this machine: the located file, or a new
-// <state dir>/openclaw.json, as the gateway would create it.
-func (a *app) configSetHere(req api.ConfigSetRequest) (*api.ConfigSetResult, error) {
+// <state dir>/openclaw.json, as the gateway would create it. down: no
+// gateway runs here (it reads the change when it starts).
+func (a *app) configSetHere(req api.ConfigSetRequest, down bool) (*api.ConfigSetResult, error) {
 	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
 	if err != nil {
 		return nil, err
@@ -419,16 +481,41 @@ func (a *app) configSetHere(req api.ConfigSetRequest) (*api.ConfigSetResult, err
 		path = filepath.Join(loc.StateDir, config.FileName)
 	}
 	res, err := config.SetIn(path, loc.StateDir, req.Key, req.Value)
+	return a.configChangedHere(loc, path, req.Key, res, err, down)
+}
+
+// configUnsetHere is config unset on this machine, on the located file.
+func (a *app) configUnsetHere(req api.ConfigUnsetRequest, down bool) (*api.ConfigSetResult, error) {
+	loc, err := config.Locate(config.Where{Config: a.configFile, StateDir: a.stateDir})
+	if err != nil {
+		return nil, err
+	}
+	if loc.File == "" {
+		return nil, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("there is no config file (%s): %s is not set", oneLine(loc.How()), req.Key)}
+	}
+	res, err := config.UnsetIn(loc.File, loc.StateDir, req.Key)
+	return a.configChangedHere(loc, loc.File, req.Key, res, err, down)
+}
+
+// configChangedHere is the result of a set or unset of key in path made
+// here, as the gateway answers it. Whether a gateway that runs on the file
+// must restart is not known here, unless none runs (down).
+func (a *app) configChangedHere(loc config.Location, path, key string, res *config.SetResult, err error, down bool) (*api.ConfigSetResult, error) {
 	if err != nil {
 		var ce *config.Error
-		if errors.As(err, &ce) {
+		var ns *config.NotSetError
+		switch {
+		case errors.As(err, &ns):
+			return nil, &api.Error{Code: api.CodeNotFound, Message: err.Error()}
+		case errors.As(err, &ce):
 			return nil, &api.Error{Code: api.CodeInvalidConfig, Message: fmt.Sprintf("%s was not changed:\n%v", path, err)}
 		}
 		return nil, err
 	}
-	out := &api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
+	out := &api.ConfigSetResult{OK: true, File: res.File, Key: key, Created: res.Created, Backup: res.Backup, Unchanged: res.Unchanged,
+		RestartNeeded: !res.Unchanged && !down}
 	out.Value = json.RawMessage("null") // removed: the key has no value of its own
-	if v, err := a.configGetHereFile(loc, res.File, req.Key); err == nil {
+	if v, err := a.configGetHereFile(loc, res.File, key); err == nil {
 		out.Value = v
 	}
 	return out, nil

@@ -25,6 +25,7 @@ var jsonArgs = map[string][]string{
 	"openclaw approvals deny":             {"k7m2qp"},
 	"openclaw config get":                 {"gateway.port"},
 	"openclaw config set":                 {"gateway.port", "18790"},
+	"openclaw config unset":               {"gateway.port"},
 	"openclaw cron add":                   {"--every", "30m", "--message", "drink water"},
 	"openclaw cron disable":               {"j1"},
 	"openclaw cron edit":                  {"j1", "--every", "1h"},

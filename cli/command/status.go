@@ -22,7 +22,8 @@ func (a *app) statusCmd() *cobra.Command {
 and model, configured models that cannot be used (not installed, not
 defined), the model that answered last, the local models loaded (each in its
 own openclaw-runner process, with that process's RSS) and the runner binary,
-the channels, the last error and the socket.
+the channels, the config changes waiting for a restart ("restart
+pending"), the last error and the socket.
 
 --all adds this CLI's version, the exec approvals waiting for an answer and
 the default agent's memory index. Parts the gateway cannot give are
@@ -194,6 +195,9 @@ func (a *app) printStatus(st *api.Status) {
 	if st.StateWarning != "" {
 		fmt.Fprintf(tw, "state database\t%s\n", oneLine(st.StateWarning))
 	}
+	if len(st.RestartPending) > 0 {
+		fmt.Fprintf(tw, "config\t%s\n", oneLine(api.EscapeControl(restartPendingLine(st))))
+	}
 	if st.Sandbox != "" {
 		fmt.Fprintf(tw, "exec sandbox\t%s\n", oneLine(st.Sandbox))
 	}
@@ -280,4 +284,15 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
+}
+
+// restartPendingLine says which config changes wait for a restart and how
+// to restart this gateway, as it says (its service manager's command when
+// one started it, else stopping and starting openclaw-gateway run).
+func restartPendingLine(st *api.Status) string {
+	how := st.RestartHow
+	if how == "" {
+		how = "openclaw gateway restart, or stop openclaw-gateway run and start it again"
+	}
+	return fmt.Sprintf("restart pending (%s): restart the gateway to apply (%s)", strings.Join(st.RestartPending, ", "), how)
 }

@@ -104,15 +104,30 @@ func redact(v any, secret bool) any {
 	return v
 }
 
-// SetResult says what Set did.
+// SetResult says what Set or Unset did.
 type SetResult struct {
 	File    string
-	Created bool   // there was no file
-	Backup  string // the file as it was ("" when Created)
-	// Reformatted: the file was JSON5 (comments, unquoted keys, trailing
-	// commas) and is now plain JSON; the JSON5 library keeps no comments,
-	// so they survive only in Backup.
-	Reformatted bool
+	Created bool // there was no file
+	// Backup is where the file as it was was saved this time: path+".bak",
+	// written only when there is none yet, so it keeps the file as it was
+	// before the first change and a later change never overwrites the
+	// user's original. "" when nothing was saved (a new file, an
+	// unchanged one, or a .bak already there).
+	Backup string
+	// Unchanged: the file already said so; nothing was written.
+	Unchanged bool
+}
+
+// NotSetError is Unset's error for a key the file does not set.
+type NotSetError struct {
+	File, Key string
+}
+
+func (e *NotSetError) Error() string {
+	if e.File == "" {
+		return fmt.Sprintf("there is no config file: %s is not set (its default applies)", e.Key)
+	}
+	return fmt.Sprintf("%s does not set %s: nothing to remove (`openclaw config get %s` shows the value that applies)", e.File, e.Key, e.Key)
 }
 
 // Set sets key (dotted; a number indexes a list) in the config file at
@@ -123,10 +138,21 @@ type SetResult struct {
 // *Error, key paths as in the file; lines left out since they are of the
 // file as it would have been) and the file is left as it was.
 //
-// The file is rewritten as JSON (a JSON5 file loses its comments and
-// layout; the previous file is kept as path+".bak"), atomically: a temp
-// file in the same directory, mode 0600, synced, renamed over it. A
-// missing file is created. A symlinked file is written where it points.
+// The file is edited in place (json5edit.go): only the value's bytes
+// change, or a `key: value` member is added to the innermost object that
+// exists, or cut out with its comma; comments, quoting, indentation and
+// line ends stay as they are. The result must decode to exactly the
+// config the edit means; when it would not, or the editor cannot follow
+// the file, Set refuses with an *Error saying where and what to write by
+// hand, and changes nothing: the file is never silently rewritten. A
+// value already set as asked changes nothing (Unchanged). A missing or
+// empty file is written as JSON.
+//
+// The write is atomic: a temp file in the same directory, mode 0600,
+// synced, renamed over it. A symlinked file is written where it points.
+// Before the first change the file is copied to path+".bak"; a .bak that
+// exists is kept as it is (delete it to have the next change save a new
+// one), so the file as the user wrote it is never lost.
 func Set(path, key string, value []byte) (*SetResult, error) { return SetIn(path, "", key, value) }
 
 // SetIn is Set checking the result with the default workspace under
@@ -142,7 +168,26 @@ func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("value of %s: not JSON: %w", key, err)
 	}
-	v = plainNumbers(v)
+	return edit(path, stateDir, key, parts, plainNumbers(v), false)
+}
+
+// Unset removes key from the config file at path, so its default applies,
+// as Set does with null, except that a key the file does not set is a
+// *NotSetError. A list item cannot be removed (set the list without it).
+func Unset(path, key string) (*SetResult, error) { return UnsetIn(path, "", key) }
+
+// UnsetIn is Unset checking the result with the default workspace under
+// stateDir (see LoadIn).
+func UnsetIn(path, stateDir, key string) (*SetResult, error) {
+	parts, err := splitKey(key)
+	if err != nil {
+		return nil, err
+	}
+	return edit(path, stateDir, key, parts, nil, true)
+}
+
+// edit is Set (v nil: remove) and Unset (strict: the key must be set).
+func edit(path, stateDir, key string, parts []string, v any, strict bool) (*SetResult, error) {
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
 	}
@@ -154,20 +199,45 @@ func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 	case err != nil:
 		return nil, err
 	}
-	tree := map[string]any{}
-	if len(bytes.TrimSpace(old)) > 0 {
-		if tree, err = (json5Parser{}).Unmarshal(bytes.TrimPrefix(old, []byte("\uFEFF"))); err != nil {
+	bom := []byte{}
+	body := old
+	if b, ok := bytes.CutPrefix(old, []byte("\uFEFF")); ok {
+		bom, body = []byte("\uFEFF"), b
+	}
+	empty := len(bytes.TrimSpace(body)) == 0
+	tree, before := map[string]any{}, map[string]any{}
+	if !empty {
+		if tree, err = (json5Parser{}).Unmarshal(body); err != nil {
 			return nil, &Error{File: path, Reason: "cannot edit it: it does not parse (" + err.Error() + "); fix it by hand first (`openclaw config validate`)"}
 		}
+		before, _ = (json5Parser{}).Unmarshal(body) // a second copy: setPath changes tree
+	}
+	if strict && !hasPath(tree, parts) {
+		if res.Created {
+			path = ""
+		}
+		return nil, &NotSetError{File: path, Key: key}
 	}
 	if err := setPath(tree, parts, v); err != nil {
 		return nil, &Error{File: path, Path: key, Reason: err.Error()}
 	}
-	data, err := json.MarshalIndent(tree, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode %s: %w", path, err)
+	if sameJSON(before, tree) {
+		res.Unchanged, res.Created = true, false
+		return res, nil
 	}
-	data = append(data, '\n')
+	var data []byte
+	if empty {
+		if data, err = json.MarshalIndent(tree, "", "  "); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", path, err)
+		}
+		data = append(data, '\n')
+	} else {
+		edited, err := editInPlace(body, parts, v, tree)
+		if err != nil {
+			return nil, refusal(path, key, body, v, err)
+		}
+		data = append(bom, edited...)
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("config file %s: %w", path, err)
@@ -176,16 +246,83 @@ func SetIn(path, stateDir, key string, value []byte) (*SetResult, error) {
 		return nil, withoutLines(err)
 	}
 	if !res.Created {
-		res.Backup = path + ".bak"
-		res.Reformatted = len(bytes.TrimSpace(old)) > 0 && !json.Valid(bytes.TrimPrefix(old, []byte("\uFEFF")))
-		if err := writeFileAtomic(res.Backup, old); err != nil {
-			return nil, fmt.Errorf("keep the previous config as %s (nothing was changed): %w", res.Backup, err)
+		bak := path + ".bak"
+		switch _, err := os.Lstat(bak); {
+		case errors.Is(err, fs.ErrNotExist):
+			if err := writeFileAtomic(bak, old); err != nil {
+				return nil, fmt.Errorf("keep the previous config as %s (nothing was changed): %w", bak, err)
+			}
+			res.Backup = bak
+		case err != nil:
+			return nil, fmt.Errorf("look for the backup %s (nothing was changed): %w", bak, err)
 		}
 	}
 	if err := writeFileAtomic(path, data); err != nil {
 		return nil, fmt.Errorf("write %s (it was not changed): %w", path, err)
 	}
 	return res, nil
+}
+
+// editInPlace is editJSON5 checked: the result must decode to want (the
+// tree edit) and a file that was plain JSON must stay plain JSON.
+func editInPlace(doc []byte, parts []string, v any, want map[string]any) ([]byte, error) {
+	out, at, err := editJSON5(doc, parts, v)
+	if err != nil {
+		return nil, err
+	}
+	got, err := (json5Parser{}).Unmarshal(out)
+	if err != nil || !sameJSON(got, want) {
+		return nil, &editError{off: at, reason: "the edited file would not read back as the change"}
+	}
+	if json.Valid(doc) && !json.Valid(out) {
+		return nil, &editError{off: at, reason: "the file is plain JSON and the edit would not be"}
+	}
+	return out, nil
+}
+
+// refusal explains a change the editor cannot make in place: where, why,
+// and what to write by hand.
+func refusal(path, key string, doc []byte, v any, err error) error {
+	e := &Error{File: path, Path: key}
+	why := err.Error()
+	var ee *editError
+	if errors.As(err, &ee) && ee.off >= 0 {
+		e.Line = bytes.Count(doc[:min(ee.off, len(doc))], []byte("\n")) + 1
+	}
+	todo := "remove it"
+	if v != nil {
+		text, ferr := (j5style{quoteKeys: true}).inline(v)
+		if ferr != nil {
+			text = "the value"
+		}
+		todo = "set it to " + text
+	}
+	e.Reason = fmt.Sprintf("cannot change the file in place without losing its comments or layout (%s); nothing was changed: edit it by hand to %s", why, todo)
+	return e
+}
+
+// hasPath says whether tree sets parts (to anything, null included).
+func hasPath(tree map[string]any, parts []string) bool {
+	var cur any = tree
+	for _, p := range parts {
+		switch t := cur.(type) {
+		case map[string]any:
+			next, ok := t[p]
+			if !ok {
+				return false
+			}
+			cur = next
+		case []any:
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 0 || n >= len(t) {
+				return false
+			}
+			cur = t[n]
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // plainNumbers turns json.Number into int64 when it is one, else float64,

@@ -70,8 +70,8 @@ func TestSet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Created || res.Backup != path+".bak" || !res.Reformatted {
-		t.Errorf("result %+v (want Reformatted: the file had a comment)", res)
+	if res.Created || res.Backup != path+".bak" || res.Unchanged {
+		t.Errorf("result %+v", res)
 	}
 	if b, _ := os.ReadFile(path + ".bak"); string(b) != orig {
 		t.Errorf("backup %q", b)
@@ -87,14 +87,23 @@ func TestSet(t *testing.T) {
 	if c.Gateway.Port != 18790 || c.Agents.Defaults.MaxTurns != 10 {
 		t.Errorf("after set: port %d, maxTurns %d", c.Gateway.Port, c.Agents.Defaults.MaxTurns)
 	}
-	data, _ := os.ReadFile(path)
-	if !strings.Contains(string(data), `"port": 18790`) {
-		t.Errorf("file:\n%s", data)
+	// Edited in place: the comment and the layout stay.
+	want := "// my settings\n{ agents: { defaults: { maxTurns: 10, workspace: '" + filepath.Join(dir, "ws") + "' } }, gateway: { port: 18790 } }\n"
+	if data, _ := os.ReadFile(path); string(data) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", data, want)
 	}
 
-	// Plain JSON stays plain JSON: nothing was lost.
-	if res, err := Set(path, "gateway.port", []byte("18791")); err != nil || res.Reformatted {
-		t.Errorf("set on a JSON file: %+v, %v", res, err)
+	// The .bak keeps the file as it was before the first change: a second
+	// change does not overwrite it.
+	if res, err := Set(path, "gateway.port", []byte("18791")); err != nil || res.Backup != "" {
+		t.Errorf("second set: %+v, %v", res, err)
+	}
+	if b, _ := os.ReadFile(path + ".bak"); string(b) != orig {
+		t.Errorf("backup after a second set %q", b)
+	}
+	// The same value again changes nothing.
+	if res, err := Set(path, "gateway.port", []byte("18791")); err != nil || !res.Unchanged {
+		t.Errorf("set to the same value: %+v, %v", res, err)
 	}
 
 	// null removes the key: the default applies again.

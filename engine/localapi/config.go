@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"slices"
 	"sync"
 
 	"github.com/openclaw-edge/edge/engine/api"
@@ -16,12 +18,18 @@ type configFile struct {
 	mu sync.Mutex // one set at a time
 	// created is the file a set created when the gateway had none.
 	created string
+	// pending are the keys changed since the gateway started: it reads
+	// its config at start only, so Status says "restart pending" (no
+	// setting applies live yet). hook adds that to Status, once.
+	pending []string
+	hook    sync.Once
 }
 
 func (h *handler) configRoutes() []Route {
 	return []Route{
 		{"GET", api.PathConfig, h.serveConfigGet},
 		{"POST", api.PathConfigSet, h.serveConfigSet},
+		{"POST", api.PathConfigUnset, h.serveConfigUnset},
 		{"POST", api.PathConfigValidate, h.serveConfigValidate},
 	}
 }
@@ -102,26 +110,102 @@ func (h *handler) serveConfigSet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := config.SetIn(path, h.cfg.StateDir, req.Key, req.Value)
+	h.answerConfigChange(w, req.Key, res, err)
+}
+
+func (h *handler) serveConfigUnset(w http.ResponseWriter, r *http.Request) {
+	var req api.ConfigUnsetRequest
+	if err := decodeJSON(w, r, maxSendBody, &req); err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	if req.Key == "" {
+		api.WriteError(w, badRequest("missing the key to remove (a dotted path such as gateway.port)"))
+		return
+	}
+	h.conf.mu.Lock()
+	defer h.conf.mu.Unlock()
+	path := h.configPathLocked()
+	if path == "" {
+		api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("this gateway runs on its built-in defaults (no config file): %s is not set", req.Key)})
+		return
+	}
+	res, err := config.UnsetIn(path, h.cfg.StateDir, req.Key)
+	h.answerConfigChange(w, req.Key, res, err)
+}
+
+// answerConfigChange answers a set or unset of key (h.conf.mu held) and
+// notes the key as pending a restart.
+func (h *handler) answerConfigChange(w http.ResponseWriter, key string, res *config.SetResult, err error) {
 	if err != nil {
 		var ce *config.Error
-		if errors.As(err, &ce) {
-			api.WriteError(w, invalidConfig(fmt.Sprintf("%s was not changed:\n", path), err))
-			return
+		var ns *config.NotSetError
+		switch {
+		case errors.As(err, &ns):
+			api.WriteError(w, &api.Error{Code: api.CodeNotFound, Message: err.Error()})
+		case errors.As(err, &ce):
+			api.WriteError(w, invalidConfig(fmt.Sprintf("%s was not changed:\n", h.configPathOr(res)), err))
+		default:
+			api.WriteError(w, asAPIError(h.gw.Internal("change the config", err)))
 		}
-		api.WriteError(w, asAPIError(h.gw.Internal("change the config", err)))
 		return
 	}
 	if res.Created && h.cfg.ConfigFile == "" {
 		h.conf.created = res.File
 	}
-	h.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", req.Key)
-	out := api.ConfigSetResult{OK: true, File: res.File, Key: req.Key, Created: res.Created, Backup: res.Backup, Reformatted: res.Reformatted, RestartNeeded: true}
-	if v, err := configValue(res.File, h.cfg.StateDir, req.Key); err == nil {
+	if !res.Unchanged {
+		h.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", key)
+		h.notePending(key)
+	}
+	out := api.ConfigSetResult{OK: true, File: res.File, Key: key, Created: res.Created, Backup: res.Backup, Unchanged: res.Unchanged,
+		RestartNeeded: slices.Contains(h.conf.pending, key), RestartHow: restartHow()}
+	if v, err := configValue(res.File, h.cfg.StateDir, key); err == nil {
 		out.Value = v
 	} else {
 		out.Value = json.RawMessage("null") // removed: the key has no value of its own
 	}
 	api.WriteJSON(w, http.StatusOK, out)
+}
+
+// configPathOr is the file a change was refused on (h.conf.mu held).
+func (h *handler) configPathOr(res *config.SetResult) string {
+	if res != nil {
+		return res.File
+	}
+	if p := h.configPathLocked(); p != "" {
+		return p
+	}
+	return h.cfg.ConfigNewFile
+}
+
+// notePending records key as changed since the start (h.conf.mu held) and
+// has Status report the keys from then on.
+func (h *handler) notePending(key string) {
+	if !slices.Contains(h.conf.pending, key) {
+		h.conf.pending = append(h.conf.pending, key)
+	}
+	h.conf.hook.Do(func() {
+		h.gw.OnStatus(func(st *api.Status) {
+			h.conf.mu.Lock()
+			defer h.conf.mu.Unlock()
+			st.RestartPending = slices.Clone(h.conf.pending)
+			st.RestartHow = restartHow()
+		})
+	})
+}
+
+// restartHow says how to restart this gateway: through the service
+// manager that started it (systemd puts $INVOCATION_ID in a service's
+// environment; launchd puts the job's label in $XPC_SERVICE_NAME — the
+// label of `openclaw gateway install`'s agent), else by hand.
+func restartHow() string {
+	switch {
+	case os.Getenv("INVOCATION_ID") != "":
+		return "sudo openclaw gateway restart"
+	case os.Getenv("XPC_SERVICE_NAME") == "ai.openclaw-edge.gateway":
+		return "openclaw gateway restart"
+	}
+	return "stop openclaw-gateway run and start it again"
 }
 
 func (h *handler) serveConfigValidate(w http.ResponseWriter, r *http.Request) {

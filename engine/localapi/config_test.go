@@ -148,3 +148,63 @@ func TestConfigValidateAccessKeys(t *testing.T) {
 		t.Errorf("a refused set changed the file:\n%s", after)
 	}
 }
+
+// TestConfigUnsetRestartPending: set and unset edit the file in place
+// (its comments stay), unset of a key the file does not set is not_found,
+// and the status says which changes wait for a restart and how to do it.
+func TestConfigUnsetRestartPending(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("INVOCATION_ID", "")    // not started by systemd
+	t.Setenv("XPC_SERVICE_NAME", "") // nor by launchd
+	file := filepath.Join(dir, "openclaw.json5")
+	orig := "// my gateway\n{\n  gateway: {\n    port: 18790, // not the default\n    bind: 'loopback',\n  },\n}\n"
+	if err := os.WriteFile(file, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	c := client.New(serveUnix(t, New(h.G, nil, Config{ConfigFile: file})))
+	ctx := context.Background()
+
+	if st, err := c.Status(ctx); err != nil || len(st.RestartPending) != 0 {
+		t.Fatalf("status before any change: %+v %v", st, err)
+	}
+	res, err := c.ConfigUnset(ctx, api.ConfigUnsetRequest{Key: "gateway.port"})
+	if err != nil || !res.OK || !res.RestartNeeded || string(res.Value) != "18789" || res.Backup != file+".bak" || res.RestartHow != "stop openclaw-gateway run and start it again" {
+		t.Fatalf("unset: %+v %v", res, err)
+	}
+	if _, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.logLevel", Value: json.RawMessage(`"debug"`)}); err != nil {
+		t.Fatal(err)
+	}
+	want := "// my gateway\n{\n  gateway: {\n    // not the default\n    bind: 'loopback',\n    logLevel: \"debug\",\n  },\n}\n"
+	if b, _ := os.ReadFile(file); string(b) != want {
+		t.Errorf("file:\n%s\nwant:\n%s", b, want)
+	}
+	if b, _ := os.ReadFile(file + ".bak"); string(b) != orig {
+		t.Errorf("the .bak is not the original:\n%s", b)
+	}
+
+	var ae *api.Error
+	if _, err := c.ConfigUnset(ctx, api.ConfigUnsetRequest{Key: "gateway.port"}); !errors.As(err, &ae) || ae.Code != api.CodeNotFound || !strings.Contains(ae.Message, "does not set gateway.port") {
+		t.Errorf("unset again: %v", err)
+	}
+	if _, err := c.ConfigUnset(ctx, api.ConfigUnsetRequest{}); !errors.As(err, &ae) || ae.Code != api.CodeBadRequest {
+		t.Errorf("unset without a key: %v", err)
+	}
+	// Removing what the config needs is refused like an invalid set.
+	if err := os.WriteFile(file, []byte("{ channels: { imessage: { dmPolicy: 'allowlist', allowFrom: ['+15550001111'] } } }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.ConfigUnset(ctx, api.ConfigUnsetRequest{Key: "channels.imessage.allowFrom"}); !errors.As(err, &ae) || ae.Code != api.CodeInvalidConfig || !strings.Contains(ae.Message, "was not changed") {
+		t.Errorf("unset that invalidates: %v", err)
+	}
+
+	st, err := c.Status(ctx)
+	if err != nil || strings.Join(st.RestartPending, ",") != "gateway.port,gateway.logLevel" || st.RestartHow != "stop openclaw-gateway run and start it again" {
+		t.Errorf("status: %q %q %v", st.RestartPending, st.RestartHow, err)
+	}
+	t.Setenv("INVOCATION_ID", "0123abcd") // systemd's
+	if st, err := c.Status(ctx); err != nil || st.RestartHow != "sudo openclaw gateway restart" {
+		t.Errorf("status under systemd: %q %v", st.RestartHow, err)
+	}
+}
