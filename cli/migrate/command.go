@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -50,20 +52,25 @@ func openclawCmd(env command.Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "openclaw [DIR]",
 		Short: "Bring an OpenClaw install's config, workspace and sessions into this gateway",
-		Long: `Read an OpenClaw state dir (DIR, default ~/.openclaw) on this machine and
-import it into the gateway through its control API — the local one, or a
-paired box with --gateway:
+		Long: `Read an OpenClaw state dir (DIR, default ~/.openclaw, or OpenClaw's
+$OPENCLAW_HOME/.openclaw) on this machine and import it into the gateway
+through its control API — the local one, or a paired box with --gateway.
+OpenClaw's own $OPENCLAW_STATE_DIR is not read (the same name sets this
+gateway's state dir): pass its value as DIR.
 
   config      the openclaw.json sections OpenClaw Edge implements (models,
               auth, agents, session, tools, memory, commands, messages,
               bindings, channels), validated by the gateway; every other key
-              is listed as not migrated. Security settings — tools and exec
+              is listed as not migrated. OpenClaw's agents.entries become
+              agents.list. Security settings — tools and exec
               policy, commands (owners), channels, bindings, model
               providers, auth, memory search, the agents list — are held
-              back until you have read them and pass --include-security;
-              a ${VAR} reference outside a secret field is never carried.
-              --json shows each value (secrets redacted). Restart the
-              gateway to apply it.
+              back until you have read them and pass --include-security,
+              and so is what depends on them (a model of a held-back
+              provider; the files and sessions of an agent not running
+              here); a ${VAR} reference outside a secret field is never
+              carried. --json shows each value (secrets redacted). Restart
+              the gateway to apply it.
   workspace   AGENTS.md, SOUL.md, TOOLS.md, IDENTITY.md, USER.md,
               BOOTSTRAP.md, HEARTBEAT.md, MEMORY.md and memory/ of each agent.
   sessions    every session: the SQLite store, legacy sessions/*.jsonl and
@@ -75,6 +82,8 @@ Nothing changes without --apply: the default is a dry run that prints what
 would happen. Running it again is safe: what is already here is skipped
 (a second --apply imports nothing and says so). A workspace file that
 differs here is kept unless --overwrite. OpenClaw's files are only read.
+The exit status is 0 when every item was migrated, skipped or held back
+on purpose, 1 when one failed or conflicts with what is here.
 
 Stop OpenClaw's gateway first if it uses the same chat channels: two
 gateways polling one bot token steal each other's messages.`,
@@ -107,19 +116,51 @@ gateways polling one bot token steal each other's messages.`,
 	return cmd
 }
 
-// defaultOpenClawDir is OpenClaw's home: $OPENCLAW_STATE_DIR is ours, so
-// only the home directory counts.
-func defaultOpenClawDir() (string, error) {
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("find the home directory for ~/.openclaw: %w (pass DIR)", err)
+// defaultOpenClawDir is where OpenClaw keeps its state when DIR is not
+// given, as OpenClaw resolves it: $OPENCLAW_HOME/.openclaw
+// ($OPENCLAW_HOME is OpenClaw's own home override; this gateway has none),
+// else ~/.openclaw, else the legacy ~/.clawdbot when only that exists.
+// OpenClaw's $OPENCLAW_STATE_DIR, which it reads first, is not read: the
+// same name sets this gateway's own state dir, so a value meant for one
+// would point the other at the wrong folder. The error for a missing dir
+// names it, for the user to pass as DIR.
+func defaultOpenClawDir(getenv func(string) string, userHome func() (string, error)) (string, error) {
+	home := strings.TrimSpace(getenv("OPENCLAW_HOME"))
+	if home == "" || home == "~" || strings.HasPrefix(home, "~/") {
+		h, err := userHome()
+		if err != nil {
+			return "", fmt.Errorf("find the home directory for ~/.openclaw: %w (pass DIR)", err)
+		}
+		home = filepath.Join(h, strings.TrimPrefix(home, "~"))
 	}
-	return filepath.Join(home, ".openclaw"), nil
+	dir := filepath.Join(home, ".openclaw")
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return dir, nil // there, or unreadable: Open says which
+	}
+	if fi, err := os.Stat(filepath.Join(home, ".clawdbot")); err == nil && fi.IsDir() {
+		return filepath.Join(home, ".clawdbot"), nil
+	}
+	msg := fmt.Sprintf("no OpenClaw state dir at %s: pass its path as DIR (`openclaw migrate openclaw DIR`). "+
+		"Where OpenClaw's service sets OpenClaw's own OPENCLAW_STATE_DIR, that is DIR; "+
+		"this command does not read the variable, because the same name sets this gateway's state dir", dir)
+	if sd := getenv("OPENCLAW_STATE_DIR"); sd != "" {
+		if _, err := os.Stat(filepath.Join(sd, "openclaw.json")); err == nil {
+			msg += fmt.Sprintf(" (here it is %s, which holds an openclaw.json: if that is OpenClaw's, not this gateway's, run `openclaw migrate openclaw %s`)", sd, sd)
+		}
+	}
+	return "", errors.New(msg)
 }
+
+// getenv and userHome are what defaultOpenClawDir reads of the
+// environment; variables for tests.
+var (
+	getenv   = os.Getenv
+	userHome = os.UserHomeDir
+)
 
 func migrateDir(ctx context.Context, env command.Env, dir string, opt cmdOptions) error {
 	if dir == "" {
-		d, err := defaultOpenClawDir()
+		d, err := defaultOpenClawDir(getenv, userHome)
 		if err != nil {
 			return err
 		}

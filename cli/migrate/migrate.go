@@ -50,6 +50,21 @@
 //     the box's environment in a URL). Secrets cannot be compared once
 //     redacted, so a key holding one that is already set is skipped unless
 //     --overwrite, and the table says why.
+//   - Agents: OpenClaw 2026.9 writes its roster as agents.entries (id →
+//     name, workspace, agentDir, identity, model, …); it is carried as
+//     agents.list, the default agent first (agents.defaults.systemAgent,
+//     else "main"), with the fields this gateway reads (config.Agent's).
+//     An identity (name, emoji) has no setting here and is listed as not
+//     migrated (the table says to put it in IDENTITY.md), as is
+//     agents.ownership.
+//   - What depends on a setting not carried waits with it, saying why
+//     (HeldBack), rather than being refused by the gateway: a model whose
+//     provider is neither configured here nor carried by this run (held
+//     back, or OpenClaw's built-in one), and the workspace files and
+//     sessions of an agent the gateway does not run (its agents.list held
+//     back, or set by this run and waiting for a restart). A run whose
+//     only misses are such hold-backs exits 0; a failure or a conflict
+//     exits 1.
 //   - A dry run asks the gateway too (session ids it has, workspace files
 //     with dryRun, config values), so its table says import or skip as
 //     --apply would.
@@ -63,7 +78,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -133,6 +147,10 @@ type Item struct {
 	// Value is a config key's value as carried, secrets redacted, so a
 	// dry run shows what would be set.
 	Value any `json:"value,omitempty"`
+	// HeldBack: not migrated on purpose, until the user acts (a security
+	// setting, a ${VAR} reference, or what depends on one); Reason says
+	// what to do. Not a failure: the exit status stays 0.
+	HeldBack bool `json:"heldBack,omitempty"`
 }
 
 // Report is the --json output of migrate.
@@ -165,8 +183,7 @@ type Options struct {
 // Run migrates src into gw (a dry run unless opt.Apply), saying on
 // progress what --apply is doing, and reports every item.
 func Run(ctx context.Context, src Source, gw Gateway, opt Options, progress io.Writer) (*Report, error) {
-	m := &migration{ctx: ctx, src: src, gw: gw, opt: opt, progress: progress}
-	return m.run()
+	return newMigration(ctx, src, gw, opt, progress).run()
 }
 
 // securityConfigKeys are the config keys (and everything under them) that
@@ -230,6 +247,19 @@ type migration struct {
 	// session keys with their current session id.
 	ids  map[string]bool
 	keys map[string]string // key → session id
+
+	// What others depend on (agents.go): OpenClaw's providers and whether
+	// each is carried, whether the gateway has a provider, the agent ids
+	// OpenClaw's config lists and what became of agents.list.
+	providers  map[string]string // provider → why it is not carried ("": it is)
+	here       map[string]bool
+	listed     map[string]bool
+	agentsList Item
+}
+
+func newMigration(ctx context.Context, src Source, gw Gateway, opt Options, progress io.Writer) *migration {
+	return &migration{ctx: ctx, src: src, gw: gw, opt: opt, progress: progress,
+		providers: map[string]string{}, here: map[string]bool{}, listed: map[string]bool{}}
 }
 
 func (m *migration) add(it Item) { m.items = append(m.items, it) }
@@ -245,13 +275,21 @@ func (m *migration) run() (*Report, error) {
 	if err := m.loadSessions(); err != nil {
 		return nil, err
 	}
-	for _, ag := range agents {
-		if err := m.workspace(ag); err != nil {
+	// An agent the gateway does not run would refuse each file and
+	// session: they wait for it, saying why.
+	wait := make([]string, len(agents))
+	for i, ag := range agents {
+		if wait[i], err = m.waitReason(ag); err != nil {
 			return nil, err
 		}
 	}
-	for _, ag := range agents {
-		if err := m.sessions(ag); err != nil {
+	for i, ag := range agents {
+		if err := m.workspace(ag, wait[i]); err != nil {
+			return nil, err
+		}
+	}
+	for i, ag := range agents {
+		if err := m.sessions(ag, wait[i]); err != nil {
 			return nil, err
 		}
 	}
@@ -306,56 +344,77 @@ func (m *migration) config() error {
 		}
 		m.add(Item{Kind: "config", Name: k, Source: src, Action: ActNotMigrated, Reason: why})
 	}
+	if models, ok := cfg.Raw["models"].(map[string]any); ok {
+		provs, _ := models["providers"].(map[string]any)
+		for p := range provs {
+			m.providers[p] = ""
+		}
+	}
 	for _, kv := range m.configPaths(cfg.Raw, src) {
-		it := Item{Kind: "config", Name: kv.key, Source: src}
-		val, err := json.Marshal(kv.val)
+		it, err := m.configItem(kv, src)
 		if err != nil {
-			return fmt.Errorf("encode config %s: %w", kv.key, err)
+			return err
 		}
-		it.Value = redactSecrets(kv.val, config.IsSecretKey(lastName(kv.key)))
-		if p := envReference(kv.key, kv.val); p != "" {
-			it.Action, it.Reason = ActNotMigrated, fmt.Sprintf("%s holds a ${…} environment reference outside a secret field; set it by hand", p)
-			m.add(it)
-			continue
-		}
-		if securityKey(kv.key) && !m.opt.Security {
-			it.Action, it.Reason = ActNotMigrated, "security setting held back: read it in openclaw.json, then pass --include-security"
-			m.add(it)
-			continue
-		}
-		if cur, err := m.gw.ConfigGet(m.ctx, kv.key); err == nil && sameRedacted(kv.val, cur.Value) {
-			switch {
-			case !hasSecret(kv.key, kv.val):
-				it.Action, it.Reason = ActSkip, "already set to the same value"
-				m.add(it)
-				continue
-			case !m.opt.Overwrite:
-				// Two secrets read the same once redacted: say so
-				// rather than claim they are equal.
-				it.Action, it.Reason = ActSkip, "set here; its secrets cannot be compared (pass --overwrite to set it again)"
-				m.add(it)
-				continue
-			}
-		} else if err != nil && !isNotFound(err) {
-			return fmt.Errorf("read config %s: %w", kv.key, err)
-		}
-		if !m.opt.Apply {
-			it.Action = ActImport
-			m.add(it)
-			continue
-		}
-		if _, err := m.gw.ConfigSet(m.ctx, api.ConfigSetRequest{Key: kv.key, Value: val}); err != nil {
-			if errors.Is(err, client.ErrGatewayDown) {
-				return err
-			}
-			it.Action, it.Reason = ActFailed, reason(err.Error())
-		} else {
-			it.Action = ActImported
-			m.restart = true
-		}
+		m.noteCarried(kv.key, kv.val, it)
 		m.add(it)
 	}
 	return nil
+}
+
+// configItem carries one config key over (a dry run: says whether it
+// would), and returns its row.
+func (m *migration) configItem(kv configPath, src string) (Item, error) {
+	it := Item{Kind: "config", Name: kv.key, Source: src}
+	val, err := json.Marshal(kv.val)
+	if err != nil {
+		return it, fmt.Errorf("encode config %s: %w", kv.key, err)
+	}
+	it.Value = redactSecrets(kv.val, config.IsSecretKey(lastName(kv.key)))
+	if p := envReference(kv.key, kv.val); p != "" {
+		it.Action, it.Reason, it.HeldBack = ActNotMigrated, fmt.Sprintf("%s holds a ${…} environment reference outside a secret field; set it by hand", p), true
+		return it, nil
+	}
+	if securityKey(kv.key) && !m.opt.Security {
+		it.Action, it.Reason, it.HeldBack = ActNotMigrated, "security setting held back: read it in openclaw.json, then pass --include-security", true
+		return it, nil
+	}
+	// Set without what it names, it would be refused: it waits with it.
+	why, err := m.dependency(kv.key, kv.val)
+	if err != nil {
+		return it, err
+	}
+	if why != "" {
+		it.Action, it.Reason, it.HeldBack = ActNotMigrated, why, true
+		return it, nil
+	}
+	if cur, err := m.gw.ConfigGet(m.ctx, kv.key); err == nil && sameRedacted(kv.val, cur.Value) {
+		switch {
+		case !hasSecret(kv.key, kv.val):
+			it.Action, it.Reason = ActSkip, "already set to the same value"
+			return it, nil
+		case !m.opt.Overwrite:
+			// Two secrets read the same once redacted: say so
+			// rather than claim they are equal.
+			it.Action, it.Reason = ActSkip, "set here; its secrets cannot be compared (pass --overwrite to set it again)"
+			return it, nil
+		}
+	} else if err != nil && !isNotFound(err) {
+		return it, fmt.Errorf("read config %s: %w", kv.key, err)
+	}
+	if !m.opt.Apply {
+		it.Action = ActImport
+		return it, nil
+	}
+	if _, err := m.gw.ConfigSet(m.ctx, api.ConfigSetRequest{Key: kv.key, Value: val}); err != nil {
+		if errors.Is(err, client.ErrGatewayDown) {
+			return it, err
+		}
+		it.Action, it.Reason = ActFailed, reason(err.Error())
+	} else {
+		it.Action = ActImported
+		m.restart = true
+	}
+	return it, nil
 }
 
 type configPath struct {
@@ -380,7 +439,7 @@ func (m *migration) configPaths(raw map[string]any, src string) []configPath {
 			continue
 		}
 		if k == "agents" {
-			obj = m.stripWorkspaces(v, src).(map[string]any)
+			obj = m.agentsSection(obj, src)
 		}
 		for _, sub := range sortedKeys(obj) {
 			sv := obj[sub]
@@ -403,42 +462,6 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
-}
-
-// stripWorkspaces removes OpenClaw's workspace paths from the agents
-// section (they name OpenClaw's folders) and lists them as not migrated.
-func (m *migration) stripWorkspaces(v any, src string) any {
-	agents, ok := v.(map[string]any)
-	if !ok {
-		return v
-	}
-	out := maps.Clone(agents)
-	strip := func(path string, obj map[string]any) map[string]any {
-		obj = maps.Clone(obj)
-		for _, f := range []string{"workspace", "agentDir"} {
-			if _, ok := obj[f]; ok {
-				delete(obj, f)
-				m.add(Item{Kind: "config", Name: path + "." + f, Source: src, Action: ActNotMigrated,
-					Reason: "names OpenClaw's folder; the files are copied into this gateway's workspace"})
-			}
-		}
-		return obj
-	}
-	if d, ok := out["defaults"].(map[string]any); ok {
-		out["defaults"] = strip("agents.defaults", d)
-	}
-	if list, ok := out["list"].([]any); ok {
-		nl := make([]any, len(list))
-		for i, x := range list {
-			if obj, ok := x.(map[string]any); ok {
-				nl[i] = strip(fmt.Sprintf("agents.list.%d", i), obj)
-			} else {
-				nl[i] = x
-			}
-		}
-		out["list"] = nl
-	}
-	return out
 }
 
 // lastName is the last dotted name of key.
@@ -536,14 +559,20 @@ func oneLine(s string) string {
 // terminal.
 func reason(s string) string { return api.EscapeControl(oneLine(s)) }
 
-// workspace copies an agent's workspace files.
-func (m *migration) workspace(ag openclawdir.Agent) error {
+// workspace copies an agent's workspace files; with wait (why the agent
+// is not here) it lists them as held back.
+func (m *migration) workspace(ag openclawdir.Agent, wait string) error {
 	files, err := m.src.WorkspaceFiles(ag.ID)
 	if err != nil {
 		return fmt.Errorf("list the workspace files of agent %s: %w", ag.ID, err)
 	}
 	for i, f := range files {
 		it := Item{Kind: "workspace", Agent: ag.ID, Name: f.Rel, Source: filepath.Join(ag.Workspace, filepath.FromSlash(f.Rel)), Size: f.Size}
+		if wait != "" {
+			it.Action, it.Reason, it.HeldBack = ActNotMigrated, wait, true
+			m.add(it)
+			continue
+		}
 		if m.opt.Apply {
 			fmt.Fprintf(m.progress, "migrate: workspace %s %s (%d/%d)\n", ag.ID, api.EscapeControl(f.Rel), i+1, len(files))
 		}
@@ -602,8 +631,9 @@ func (m *migration) sessionKey(agentID string, s openclawdir.Session) (string, s
 	return s.Key, ""
 }
 
-// sessions imports an agent's sessions.
-func (m *migration) sessions(ag openclawdir.Agent) error {
+// sessions imports an agent's sessions; with wait (why the agent is not
+// here) it lists them as held back.
+func (m *migration) sessions(ag openclawdir.Agent, wait string) error {
 	list, err := m.src.Sessions(ag.ID, openclawdir.SessionOptions{Deleted: m.opt.Deleted})
 	if err != nil {
 		return fmt.Errorf("list the sessions of agent %s: %w", ag.ID, err)
@@ -611,6 +641,11 @@ func (m *migration) sessions(ag openclawdir.Agent) error {
 	for i, s := range list {
 		key, why := m.sessionKey(ag.ID, s)
 		it := Item{Kind: "session", Agent: ag.ID, Name: key, Source: s.Source, SessionID: s.ID, Reason: why}
+		if wait != "" {
+			it.Action, it.Reason, it.HeldBack = ActNotMigrated, joinReason(wait, why), true
+			m.add(it)
+			continue
+		}
 		if m.ids[s.ID] && !m.opt.Apply {
 			// Already here: --apply checks the entries; a dry run trusts the id.
 			it.Action, it.Reason = ActSkip, joinReason("already imported", why)
@@ -638,7 +673,7 @@ func (m *migration) sessions(ag openclawdir.Agent) error {
 			m.add(it)
 			continue
 		}
-		res, err := m.gw.ImportWith(m.ctx, client.ImportOptions{Key: key, IfExists: api.ImportIfExistsSkip}, rc)
+		res, err := m.gw.ImportWith(m.ctx, client.ImportOptions{Key: key, IfExists: api.ImportIfExistsSkip, UpdatedAt: s.Updated}, rc)
 		rc.Close()
 		switch {
 		case errors.Is(err, client.ErrGatewayDown):
@@ -735,6 +770,15 @@ func Print(w io.Writer, rep *Report) {
 	}
 	if n := c[ActFailed] + c[ActConflict]; n > 0 {
 		fmt.Fprintf(w, "%d could not be migrated (see above); fix them and run again: what is done is skipped.\n", n)
+	}
+	held := 0
+	for _, it := range rep.Items {
+		if it.HeldBack {
+			held++
+		}
+	}
+	if held > 0 {
+		fmt.Fprintf(w, "%d held back on purpose, each saying why and what to do (not a failure).\n", held)
 	}
 	if rep.RestartNeeded {
 		fmt.Fprintln(w, "The config changed: restart the gateway to apply it, then run migrate again for agents it adds.")

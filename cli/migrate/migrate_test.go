@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 // fakeSource is an OpenClaw state dir in memory.
 type fakeSource struct {
 	cfg      map[string]any
+	agents   []string // nil: main only
 	files    []openclawdir.File
 	sessions []openclawdir.Session
 	deleted  bool // Sessions was asked for deleted archives
@@ -33,7 +35,15 @@ func (f *fakeSource) Config() (*openclawdir.Config, error) {
 	return &openclawdir.Config{File: "/home/me/.openclaw/openclaw.json", Raw: f.cfg}, nil
 }
 func (f *fakeSource) Agents() ([]openclawdir.Agent, error) {
-	return []openclawdir.Agent{{ID: "main", Workspace: "/home/me/.openclaw/workspace"}}, nil
+	ids := f.agents
+	if ids == nil {
+		ids = []string{"main"}
+	}
+	var out []openclawdir.Agent
+	for _, id := range ids {
+		out = append(out, openclawdir.Agent{ID: id, Workspace: "/home/me/.openclaw/workspace-" + id})
+	}
+	return out, nil
 }
 func (f *fakeSource) WorkspaceFiles(string) ([]openclawdir.File, error) { return f.files, nil }
 func (f *fakeSource) Sessions(_ string, opt openclawdir.SessionOptions) ([]openclawdir.Session, error) {
@@ -53,6 +63,7 @@ func opener(s string) func() (io.ReadCloser, error) {
 
 // fakeMigrateGW records what migrate sends and answers like the gateway.
 type fakeMigrateGW struct {
+	agents   []string // the agents it runs; nil: any
 	sessions []api.SessionInfo
 	config   map[string]json.RawMessage
 	files    map[string]string
@@ -60,7 +71,10 @@ type fakeMigrateGW struct {
 	sets     []string
 }
 
-func (g *fakeMigrateGW) Sessions(context.Context, string) ([]api.SessionInfo, error) {
+func (g *fakeMigrateGW) Sessions(_ context.Context, agentID string) ([]api.SessionInfo, error) {
+	if agentID != "" && g.agents != nil && !slices.Contains(g.agents, agentID) {
+		return nil, &api.Error{Code: api.CodeNotFound, Message: "agent " + agentID + " is not configured"}
+	}
 	return g.sessions, nil
 }
 func (g *fakeMigrateGW) ConfigGet(_ context.Context, key string) (*api.ConfigValue, error) {
@@ -140,8 +154,7 @@ func newFakeMigration() (*fakeSource, *fakeMigrateGW) {
 
 func runMigration(t *testing.T, src *fakeSource, gw *fakeMigrateGW, opt Options) *Report {
 	t.Helper()
-	m := &migration{ctx: context.Background(), src: src, gw: gw, opt: opt, progress: io.Discard}
-	rep, err := m.run()
+	rep, err := newMigration(context.Background(), src, gw, opt, io.Discard).run()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -170,37 +170,60 @@ type agentConf struct {
 	isDefault     bool
 }
 
-// agentsConf reads agents.list and agents.defaults.workspace from the
-// config; entries without a usable id are skipped.
+// agentsConf reads the agents and agents.defaults.workspace from the
+// config: agents.entries (id → agent, what OpenClaw 2026.9 writes; sorted
+// by id, agents.defaults.systemAgent the default) when it is there, as
+// OpenClaw reads it first, else agents.list. Entries without a usable id
+// are skipped.
 func agentsConf(cfg *Config) (list []agentConf, defaultWorkspace string) {
 	if cfg == nil {
 		return nil, ""
 	}
 	agents, _ := cfg.Raw["agents"].(map[string]any)
-	if defs, ok := agents["defaults"].(map[string]any); ok {
-		defaultWorkspace, _ = defs["workspace"].(string)
-	}
-	items, _ := agents["list"].([]any)
-	for _, it := range items {
-		m, ok := it.(map[string]any)
-		if !ok {
-			continue
-		}
-		id, _ := m["id"].(string)
+	defs, _ := agents["defaults"].(map[string]any)
+	defaultWorkspace, _ = defs["workspace"].(string)
+	add := func(id string, m map[string]any) {
 		id = strings.ToLower(strings.TrimSpace(id))
 		if checkAgentID(id) != nil {
-			continue
+			return
 		}
 		ws, _ := m["workspace"].(string)
 		def, _ := m["default"].(bool)
 		list = append(list, agentConf{id: id, workspace: strings.TrimSpace(ws), isDefault: def})
 	}
+	if entries, ok := agents["entries"].(map[string]any); ok {
+		system, _ := defs["systemAgent"].(map[string]any)
+		sysID, _ := system["agentId"].(string)
+		ids := make([]string, 0, len(entries))
+		for id := range entries {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			if m, ok := entries[id].(map[string]any); ok {
+				add(id, m)
+			}
+		}
+		if sysID = strings.ToLower(strings.TrimSpace(sysID)); sysID != "" {
+			for i := range list {
+				list[i].isDefault = list[i].id == sysID
+			}
+		}
+		return list, strings.TrimSpace(defaultWorkspace)
+	}
+	items, _ := agents["list"].([]any)
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			id, _ := m["id"].(string)
+			add(id, m)
+		}
+	}
 	return list, strings.TrimSpace(defaultWorkspace)
 }
 
-// Agents lists every agent: those in the config's agents.list and those
-// with a folder under agents/, sorted by id; "main" when the config lists
-// none (OpenClaw's default agent).
+// Agents lists every agent: those in the config's agents.entries or
+// agents.list and those with a folder under agents/, sorted by id; "main"
+// when the config lists none (OpenClaw's default agent).
 func (d *Dir) Agents() ([]Agent, error) {
 	cfg, err := d.Config()
 	if err != nil {

@@ -17,8 +17,10 @@ import (
 // types.openclaw.ts, types.agent-defaults.ts, types.agents.ts,
 // types.models.ts, types.auth.ts, types.base.ts, types.tools.ts,
 // types.gateway.ts) and its configuration reference
-// (docs.openclaw.ai/gateway/configuration-reference), as of 2026. Keys we
-// implement are struct fields and take precedence over this list.
+// (docs.openclaw.ai/gateway/configuration-reference), as of 2026, and the
+// file a fresh OpenClaw 2026.9.6 writes (`openclaw onboard`, `openclaw
+// agents add`; cli/migrate/testdata/onboard.sh). Keys we implement are
+// struct fields and take precedence over this list.
 func openclawKeys() map[reflect.Type][]string {
 	return map[reflect.Type][]string{
 		reflect.TypeFor[Config](): {
@@ -27,6 +29,12 @@ func openclawKeys() map[reflect.Type][]string {
 			"audio", "approvals", "web", "hooks",
 			"canvasHost", "talk", "vault", "$schema",
 		},
+		// OpenClaw 2026.9 keeps its agents in agents.entries (id → agent),
+		// agents.list being only its in-memory view; ownership "explicit"
+		// marks a roster of several. `openclaw migrate openclaw` turns the
+		// entries into agents.list; a hand-copied file keeps its agents
+		// only in the warning.
+		reflect.TypeFor[Agents](): {"entries", "ownership"},
 		reflect.TypeFor[AgentDefaults](): {
 			"imageModel", "imageGenerationModel", "pdfModel", "pdfMaxBytesMb", "pdfMaxPages",
 			"models", "repoRoot", "bootstrapTotalMaxChars", "bootstrapPromptTruncationWarning",
@@ -36,6 +44,7 @@ func openclawKeys() map[reflect.Type][]string {
 			"blockStreamingChunk", "blockStreamingCoalesce", "humanDelay", "mediaMaxMb",
 			"imageMaxDimensionPx", "typingIntervalSeconds", "typingMode",
 			"maxConcurrent", "additionalSystemPrompt", "sandbox", "tools",
+			"systemAgent", "modelPolicy", "authInheritance", "skipOptionalBootstrapFiles",
 		},
 		reflect.TypeFor[Subagents](): {
 			"maxChildrenPerAgent", "runTimeoutSeconds", "archiveAfterMinutes", "thinking",
@@ -60,6 +69,7 @@ func openclawKeys() map[reflect.Type][]string {
 		reflect.TypeFor[Cron](): {"store", "runLog", "webhook", "webhookToken", "retry", "failureAlert", "failureDestination"},
 		reflect.TypeFor[Heartbeat](): {
 			"includeReasoning", "suppressToolErrorWarnings", "directPolicy", "session", "timeoutSeconds",
+			"agentId",
 		},
 		reflect.TypeFor[Models]():      {"mode", "bedrockDiscovery", "proxy"},
 		reflect.TypeFor[Provider]():    {"auth", "injectNumCtxForOpenAICompat", "authHeader", "request"},

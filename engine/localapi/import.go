@@ -72,6 +72,13 @@ func (h *handler) serveImport(w http.ResponseWriter, r *http.Request) {
 		api.WriteError(w, badRequest(fmt.Sprintf("unknown ?ifExists=%s: want %s, %s or %s", api.EscapeControl(ifExists), api.ImportIfExistsRename, api.ImportIfExistsSkip, api.ImportIfExistsFail)))
 		return
 	}
+	var updatedAt time.Time
+	if s := q.Get("updatedAt"); s != "" {
+		if updatedAt, err = time.Parse(time.RFC3339Nano, s); err != nil {
+			api.WriteError(w, badRequest(fmt.Sprintf("?updatedAt=%s: want an RFC 3339 time such as 2026-09-10T08:00:00Z", api.EscapeControl(clip(s, 64)))))
+			return
+		}
+	}
 	explicit := keyArg != ""
 	if explicit && ifExists == api.ImportIfExistsFail {
 		// Refuse before the body is read; checked again under the lane.
@@ -200,6 +207,7 @@ func (h *handler) serveImport(w http.ResponseWriter, r *http.Request) {
 		break
 	}
 	defer release()
+	imp.SetUpdatedAt(updatedAt)
 	e, err := imp.Publish(ag.ID, key)
 	if err != nil {
 		reply(0, asAPIError(h.gw.Internal("store the imported transcript", err)))

@@ -57,6 +57,7 @@ type Import struct {
 	counts  Entry // Messages, token counters, LastModel
 	renamed string
 	done    bool
+	updated time.Time // SetUpdatedAt's; zero: the time of Publish
 }
 
 // BeginImport reads the header of an OpenClaw transcript from r and stages
@@ -235,6 +236,13 @@ func (imp *Import) count(te *transcript.Entry) {
 	}
 }
 
+// SetUpdatedAt makes t the published entry's updatedAt (the session's last
+// activity, as the store it comes from says), so that an imported session
+// keeps its age: the idle and daily resets and the session lists see when
+// it was last used, not when it was imported. A time after Publish's is
+// taken as Publish's.
+func (imp *Import) SetUpdatedAt(t time.Time) { imp.updated = t }
+
 // Publish makes the loaded transcript key's current session, keeping the
 // old entry's toggles and overrides, in one transaction.
 func (imp *Import) Publish(agentID string, key engine.SessionKey) (Entry, error) {
@@ -254,6 +262,9 @@ func (imp *Import) Publish(agentID string, key engine.SessionKey) (Entry, error)
 		e.OutputTokens = imp.counts.OutputTokens
 		e.TotalTokens = imp.counts.TotalTokens
 		e.LastModel = imp.counts.LastModel
+		if !imp.updated.IsZero() && imp.updated.Before(now) {
+			e.UpdatedAt = imp.updated
+		}
 		return e
 	}
 	var (

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/openclaw-edge/edge/engine/api"
 )
@@ -46,6 +47,9 @@ type ImportOptions struct {
 	// id or the key is taken, "" or api.ImportIfExistsRename to import it
 	// again under a fresh session id (and key, when the header's is taken).
 	IfExists string
+	// UpdatedAt is the session's last activity where it comes from (zero:
+	// unknown, the import's time is used).
+	UpdatedAt time.Time
 }
 
 // ImportWith is Import with options.
@@ -59,6 +63,9 @@ func (c *Client) ImportWith(ctx context.Context, opt ImportOptions, r io.Reader)
 	}
 	if opt.IfExists != "" {
 		q.Set("ifExists", opt.IfExists)
+	}
+	if !opt.UpdatedAt.IsZero() {
+		q.Set("updatedAt", opt.UpdatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	var res api.ImportResult
 	if err := c.callJSON(ctx, http.MethodPost, api.PathSessionImport, q, r, "application/x-ndjson", &res); err != nil {
