@@ -6,23 +6,25 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// agentCmd is OpenClaw's `openclaw agent --message TEXT`: one turn, run by
-// the very code of `message send TEXT` (its RunE, with its flags set from
-// ours), so the two never drift apart: streaming, approvals, retries,
-// Ctrl-C and --json behave the same.
+// agentCmd is OpenClaw's `openclaw agent --message TEXT` (or `openclaw
+// agent TEXT`): one turn, run by the very code of `message send TEXT` (its
+// RunE, with its flags set from ours), so the two never drift apart:
+// streaming, approvals, retries, Ctrl-C and --json behave the same.
 func (a *app) agentCmd() *cobra.Command {
 	var (
 		message, session, agent, id string
 		asJSON                      bool
 	)
 	cmd := &cobra.Command{
-		Use:   "agent --message TEXT [--session KEY] [--agent ID] [--json]",
+		Use:   "agent (TEXT | --message TEXT) [--session KEY] [--agent ID] [--json]",
 		Short: "Run one turn: send TEXT to the agent and print its reply (as message send)",
 		Long: `Send one message to an agent and print its reply on stdout as it streams;
 tool progress and approvals go to stderr. This is OpenClaw's ` + "`openclaw agent`" + `
 verb and does exactly what ` + "`openclaw message send TEXT`" + ` does (see its help):
 the same session, retries with the same idempotency key, approvals
-answered from another terminal.
+answered from another terminal. The text is --message (-m), or the
+arguments, joined by spaces: ` + "`openclaw agent hello`" + ` is
+` + "`openclaw agent -m hello`" + `.
 
 Without --session the message goes to the agent's main session
 (agent:<agent>:main). Slash commands work too: /new, /status, /think high.
@@ -30,13 +32,20 @@ Without --session the message goes to the agent's main session
 --json prints only the final result: {"reply", "sessionKey", "sessionId",
 "model", "usage", …}; a failure prints {"ok": false, "error": {"code",
 "message"}} and exits 1.`,
-		Example: `  openclaw agent --message "what did we decide about the garden?"
+		Example: `  openclaw agent hello
+  openclaw agent --message "what did we decide about the garden?"
   openclaw agent -m "summarise today's notes" --session agent:main:work
   openclaw agent --agent home -m "lights off at 11" --json | jq -r .reply`,
-		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch {
+			case len(args) > 0 && cmd.Flags().Changed("message"):
+				return usagef("give the text once: as --message or as arguments, not both")
+			case len(args) > 0:
+				message = strings.Join(args, " ")
+			}
 			if strings.TrimSpace(message) == "" {
-				return usagef(`--message is required: the text to send (e.g. openclaw agent --message "hello")`)
+				return usagef(`the text to send is required: openclaw agent hello, or openclaw agent --message "hello"`)
 			}
 			send := a.sendCmd()
 			send.SetContext(cmd.Context())
@@ -57,7 +66,7 @@ Without --session the message goes to the agent's main session
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&message, "message", "m", "", "the message text (required)")
+	f.StringVarP(&message, "message", "m", "", "the message text (or give it as arguments)")
 	f.StringVar(&session, "session", "", "session key (default agent:<agent>:main)")
 	f.StringVar(&agent, "agent", "", "agent id (default: the gateway's default agent)")
 	f.StringVar(&id, "id", "", "message id: a repeat with the same id is dropped")

@@ -59,6 +59,8 @@ func fakeMachine(t *testing.T, goos string, uid int) (*service.OS, *fakeRunner) 
 	old := newServiceOS
 	newServiceOS = func() *service.OS { return o }
 	t.Cleanup(func() { newServiceOS = old })
+	// gateway status probes the socket first: none answers here.
+	t.Setenv("OPENCLAW_SOCKET", filepath.Join(root, "none.sock"))
 	return o, r
 }
 

@@ -30,11 +30,16 @@ Under systemd the journal has the same lines: journalctl -u openclaw-gateway.
 {"ok": false, "error": {"code", "message"}}.`,
 		Example: `  openclaw logs
   openclaw logs -n 500 | grep level=ERROR
+  openclaw logs --limit 50
   openclaw logs -f`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if lines < 0 || lines > api.MaxLogLines {
-				return a.jsonFailure(asJSON, usagef("-n %d: want 0 to %d lines", lines, api.MaxLogLines))
+				flag := "-n"
+				if cmd.Flags().Changed("limit") {
+					flag = "--limit"
+				}
+				return a.jsonFailure(asJSON, usagef("%s %d: want 0 to %d lines", flag, lines, api.MaxLogLines))
 			}
 			var w io.Writer = a.stdout
 			var jl *jsonLines
@@ -55,6 +60,7 @@ Under systemd the journal has the same lines: journalctl -u openclaw-gateway.
 		},
 	}
 	cmd.Flags().IntVarP(&lines, "lines", "n", api.DefaultLogLines, "how many of the last lines to print")
+	cmd.Flags().IntVar(&lines, "limit", api.DefaultLogLines, "the same as -n (OpenClaw's name)")
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until Ctrl-C")
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print one {"line"} JSON object per line`)
 	return cmd

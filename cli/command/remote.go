@@ -138,9 +138,26 @@ func (f *gatewaysFile) find(ref string) (*pairedGateway, error) {
 		if _, _, err := net.SplitHostPort(ref); err == nil {
 			return nil, fmt.Errorf("%s is not a paired gateway: pair with it first (`openclaw pair --host %s`)", ref, ref)
 		}
-		return nil, fmt.Errorf("no paired gateway %q: pair with `openclaw pair`, or see the names in %s", ref, "gateways.json")
+		if len(f.Gateways) == 0 {
+			return nil, fmt.Errorf("no paired gateway %q: pair with `openclaw pair` (none is paired yet)", ref)
+		}
+		return nil, fmt.Errorf("no paired gateway %q; known: %s", ref, f.known())
 	}
 	return nil, fmt.Errorf("%q matches %d paired gateways: use its full name", ref, len(hits))
+}
+
+// known lists the paired gateways' names, the default marked: "a, b
+// (default)".
+func (f *gatewaysFile) known() string {
+	names := make([]string, 0, len(f.Gateways))
+	for _, g := range f.Gateways {
+		n := g.Name
+		if n == f.Default {
+			n += " (default)"
+		}
+		names = append(names, n)
+	}
+	return strings.Join(names, ", ")
 }
 
 // remoteClient makes a TLS client for a paired gateway.

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -37,11 +38,14 @@ type Runner interface {
 // OS is what `openclaw gateway` needs from the machine. Tests give it
 // a fake runner that records argv and a temporary directory as Root.
 type OS struct {
-	GOOS   string
-	Root   string // prefix of every file read or written; "/" for real
-	UID    int
-	Home   string
-	Runner Runner
+	GOOS string
+	Root string // prefix of every file read or written; "/" for real
+	UID  int
+	Home string
+	// UserHome is the home of the user who ran the command: under sudo,
+	// $SUDO_USER's, where their own gateway kept its state; "" = Home.
+	UserHome string
+	Runner   Runner
 	// Executable and LookPath find the default openclaw-gateway.
 	Executable func() (string, error)
 	LookPath   func(string) (string, error)
@@ -51,9 +55,23 @@ type OS struct {
 func Local() *OS {
 	home, _ := os.UserHomeDir()
 	return &OS{
-		GOOS: runtime.GOOS, Root: "/", UID: os.Getuid(), Home: home,
+		GOOS: runtime.GOOS, Root: "/", UID: os.Getuid(), Home: home, UserHome: sudoHome(),
 		Runner: execRunner{}, Executable: os.Executable, LookPath: exec.LookPath,
 	}
+}
+
+// sudoHome is the home of the user who ran sudo: sudo sets $HOME to
+// root's, but the state a user's own gateway kept is in theirs.
+func sudoHome() string {
+	name := os.Getenv("SUDO_USER")
+	if os.Getuid() != 0 || name == "" || name == "root" {
+		return ""
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return ""
+	}
+	return u.HomeDir
 }
 
 // execRunner runs commands for real.
@@ -83,8 +101,9 @@ func (o *OS) run(ctx context.Context, argv ...string) (string, error) {
 // Step is one change of a plan: a file written or removed, a directory
 // made, a command run.
 type Step struct {
-	action   string // "write", "mkdir", "remove", "run", "keep"
+	action   string // "write", "mkdir", "remove", "run", "keep", "move"
 	path     string
+	dest     string // move: where path goes
 	argv     []string
 	note     string
 	data     []byte
@@ -96,6 +115,8 @@ func (s Step) String() string {
 	switch s.action {
 	case "run":
 		return fmt.Sprintf("%-6s %s", "run", strings.Join(s.argv, " "))
+	case "move":
+		return fmt.Sprintf("%-6s %s → %s (%s)", "move", s.path, s.dest, s.note)
 	default:
 		line := fmt.Sprintf("%-6s %s", s.action, s.path)
 		if s.note != "" {
@@ -142,6 +163,8 @@ func (o *OS) Apply(ctx context.Context, w io.Writer, p Plan, dryRun bool) error 
 			if errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
+		case "move":
+			err = moveState(o.Path(s.path), o.Path(s.dest), s.path, s.dest)
 		case "run":
 			_, err = o.run(ctx, s.argv...)
 			if err != nil && s.optional {
@@ -193,6 +216,15 @@ func (o *OS) fileStep(path string, data []byte, mode fs.FileMode, force bool) (s
 	return Step{action: "write", path: path, data: data, mode: mode, note: "replaces a different file, --force"}, true, nil
 }
 
+// Installed says whether install wrote the service's file: the systemd
+// unit, or the launchd plist.
+func (o *OS) Installed() bool {
+	if o.GOOS == "darwin" {
+		return o.Exists(o.plistPath())
+	}
+	return o.Exists("/etc/systemd/system/" + systemd.UnitName)
+}
+
 // Exists says whether path (under Root) exists.
 func (o *OS) Exists(path string) bool {
 	_, err := os.Stat(o.Path(path))
@@ -223,9 +255,14 @@ func (o *OS) CheckPlatform() error {
 	return &api.Error{Code: "no_service_manager", Message: fmt.Sprintf("openclaw gateway manages a systemd service (Linux) or a launchd agent (macOS), not a %s service: run `openclaw-gateway run` yourself", o.GOOS)}
 }
 
-// gatewayBinary resolves --binary, else openclaw-gateway beside this
-// executable, else in $PATH, to an absolute path of a regular executable file.
-func (o *OS) gatewayBinary(flag string) (string, error) {
+// ErrNoGateway is GatewayBinary's error when openclaw-gateway is neither
+// beside openclaw nor in $PATH.
+var ErrNoGateway = errors.New("cannot find openclaw-gateway beside openclaw or in $PATH: build it (make build) or install it")
+
+// GatewayBinary resolves flag (install's --binary), else openclaw-gateway
+// beside this executable, else in $PATH, to an absolute path of a regular
+// executable file (a path of the machine: under Root it is o.Path of it).
+func (o *OS) GatewayBinary(flag string) (string, error) {
 	const name = "openclaw-gateway"
 	p := flag
 	if p == "" {
@@ -238,7 +275,7 @@ func (o *OS) gatewayBinary(flag string) (string, error) {
 	if p == "" {
 		found, err := o.LookPath(name)
 		if err != nil {
-			return "", errors.New("cannot find openclaw-gateway beside openclaw or in $PATH: build it (make build) or install it, then pass --binary /path/to/openclaw-gateway")
+			return "", ErrNoGateway
 		}
 		p = found
 	}
@@ -271,16 +308,33 @@ func hiddenByUnit(bin string) bool {
 
 // InstallOptions are the flags of install.
 type InstallOptions struct {
-	Binary   string
-	StateDir string // launchd only
+	Binary string
+	// StateDir is the global --state-dir: launchd's state dir; on Linux
+	// (the service's is /var/lib/openclaw) the one to move from.
+	StateDir string
 	Force    bool
 	DryRun   bool
 	Print    bool
+	// MigrateState moves the state a user's own gateway kept (StateDirs'
+	// from) to the service's state dir.
+	MigrateState bool
+	// Running is a gateway that answers at the socket of the state dir to
+	// move, as the caller found it; nil: none answers.
+	Running *Running
+}
+
+// Running is a gateway that answers at its control socket.
+type Running struct {
+	Socket string
+	PID    int // 0: its status does not say
 }
 
 // InstallPlan plans `openclaw gateway install`.
 func (o *OS) InstallPlan(ctx context.Context, opt InstallOptions) (Plan, error) {
-	bin, err := o.gatewayBinary(opt.Binary)
+	bin, err := o.GatewayBinary(opt.Binary)
+	if errors.Is(err, ErrNoGateway) {
+		return Plan{}, fmt.Errorf("%w, then pass --binary /path/to/openclaw-gateway", err)
+	}
 	if err != nil {
 		return Plan{}, err
 	}
@@ -304,10 +358,20 @@ func (o *OS) InstallPlan(ctx context.Context, opt InstallOptions) (Plan, error) 
 	if err != nil {
 		return Plan{}, err
 	}
+	from, to, err := o.StateDirs(opt.StateDir)
+	if err != nil {
+		return Plan{}, err
+	}
+	move, notes, err := o.stateSteps(from, to, opt, 0)
+	if err != nil {
+		return Plan{}, err
+	}
 	p := Plan{steps: []Step{us, ss,
 		{action: "run", argv: []string{"systemd-sysusers", usersPath}},
 		{action: "run", argv: []string{"systemctl", "daemon-reload"}},
 	}}
+	// The state moves once the user exists to own it, before the service starts.
+	p.steps = append(p.steps, move...)
 	if unitChanged {
 		// restart: a running gateway picks up the new unit now.
 		p.steps = append(p.steps,
@@ -322,6 +386,7 @@ func (o *OS) InstallPlan(ctx context.Context, opt InstallOptions) (Plan, error) 
 		"  control socket:   " + systemd.Socket + " (the CLI finds it; use it as root or " + systemd.User + ")",
 		"  logs:             journalctl -u " + systemd.UnitName + " -f",
 	}
+	p.after = append(p.after, notes...)
 	return p, nil
 }
 
@@ -373,12 +438,32 @@ func (o *OS) launchdInstallPlan(ctx context.Context, bin string, opt InstallOpti
 	if err != nil {
 		return Plan{}, err
 	}
-	p := Plan{steps: []Step{
-		{action: "mkdir", path: filepath.Dir(l.LogFile()), mode: 0o700},
-		ps,
-	}}
+	loaded := o.launchdLoaded(ctx)
+	agentPID := 0
+	if loaded && opt.MigrateState && opt.Running != nil { // is the gateway running from the old state the agent?
+		if st, err := o.Status(ctx); err == nil {
+			agentPID = st.PID
+		}
+	}
+	from, _, err := o.StateDirs(opt.StateDir)
+	if err != nil {
+		return Plan{}, err
+	}
+	move, notes, err := o.stateSteps(from, state, opt, agentPID)
+	if err != nil {
+		return Plan{}, err
+	}
+	var p Plan
+	if len(move) > 0 && loaded {
+		// The agent may run from the state that moves: out with it first.
+		p.steps = append(p.steps, Step{action: "run", argv: []string{"launchctl", "bootout", o.launchdTarget()}, optional: true})
+	}
+	p.steps = append(p.steps, move...) // before logs/ makes the target non-empty
+	p.steps = append(p.steps, Step{action: "mkdir", path: filepath.Dir(l.LogFile()), mode: 0o700}, ps)
 	domain := "gui/" + strconv.Itoa(o.UID)
-	switch loaded := o.launchdLoaded(ctx); {
+	switch {
+	case len(move) > 0 && loaded:
+		p.steps = append(p.steps, Step{action: "run", argv: []string{"launchctl", "bootstrap", domain, o.plistPath()}})
 	case loaded && changed:
 		p.steps = append(p.steps,
 			Step{action: "run", argv: []string{"launchctl", "bootout", o.launchdTarget()}, optional: true},
@@ -395,6 +480,7 @@ func (o *OS) launchdInstallPlan(ctx context.Context, bin string, opt InstallOpti
 		"  state and config: " + state,
 		"  logs:             " + l.LogFile(),
 	}
+	p.after = append(p.after, notes...)
 	return p, nil
 }
 
@@ -453,6 +539,46 @@ type Status struct {
 	Since     string `json:"since,omitempty"`
 	Restarts  int    `json:"restarts,omitempty"`
 	Result    string `json:"result,omitempty"` // systemd: success, watchdog, exit-code …
+	// Socket is where a gateway answered (StatusOf); Managed says whether
+	// the service manager runs that gateway. When it does not, Active is
+	// "running" and PID the gateway's.
+	Socket  string `json:"socket,omitempty"`
+	Managed *bool  `json:"managed,omitempty"`
+	// ManagerError says why the service manager could not be asked while
+	// a gateway answered anyway.
+	ManagerError string `json:"managerError,omitempty"`
+}
+
+// StatusOf is Status with what a gateway answering at its control socket
+// (running, nil: none answers) says: a gateway run by hand or by another
+// supervisor is running, whatever the service manager says about the
+// service, and the service manager's failure is then a note, not an error.
+func (o *OS) StatusOf(ctx context.Context, running *Running) (*Status, error) {
+	var st *Status
+	err := o.CheckPlatform()
+	if err == nil {
+		st, err = o.Status(ctx)
+	}
+	if running == nil {
+		return st, err
+	}
+	if err != nil {
+		// Status fails only where systemd is out of reach (darwin never fails).
+		st = &Status{Unit: systemd.UnitName, ManagerError: err.Error()}
+		if o.GOOS == "linux" {
+			st.Manager, st.Installed = "systemd", o.Exists("/etc/systemd/system/"+systemd.UnitName)
+		}
+	}
+	managed := running.PID > 0 && st.PID == running.PID
+	if running.PID == 0 { // an older gateway's status has no pid: trust the manager
+		managed = st.Active == "active" || st.Active == "running"
+	}
+	st.Socket, st.Managed = running.Socket, &managed
+	if !managed {
+		// What the manager said of its last run is not this gateway's.
+		st.Active, st.Sub, st.PID, st.Since, st.Restarts, st.Result = "running", "", running.PID, "", 0, ""
+	}
+	return st, nil
 }
 
 // Status asks the service manager about the gateway; a service that is

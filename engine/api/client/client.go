@@ -121,12 +121,37 @@ type downError struct {
 
 func (e *downError) Error() string {
 	if e.remote {
-		return fmt.Sprintf("%v at %s: is it running, with gateway.bind set to \"lan\" (or this address), and is the address right? (%v)", ErrGatewayDown, e.socket, e.err)
+		return fmt.Sprintf("%v at %s: is it running, with gateway.bind set to \"lan\" (or this address), and is the address right? (%v)", ErrGatewayDown, e.socket, cause(e.err))
 	}
 	return fmt.Sprintf("%v at %s: is it running? Start it with `openclaw-gateway run` (or `make run`)", ErrGatewayDown, e.socket)
 }
 
 func (e *downError) Unwrap() []error { return []error{ErrGatewayDown, e.err} }
+
+// quietError says msg and unwraps to err, whose own text would repeat
+// what msg says (the socket, "permission denied").
+type quietError struct {
+	msg string
+	err error
+}
+
+func (e *quietError) Error() string { return e.msg }
+func (e *quietError) Unwrap() error { return e.err }
+
+// cause is err without the wrappers that repeat what the message around
+// it names: *net.OpError's "dial tcp ADDR: " and *os.SyscallError's
+// "connect: ".
+func cause(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		err = op.Err
+	}
+	var se *os.SyscallError
+	if errors.As(err, &se) && se.Err != nil {
+		err = se.Err
+	}
+	return err
+}
 
 // connectError classifies a dial failure.
 func connectError(de *dialError) error {
@@ -138,9 +163,9 @@ func connectError(de *dialError) error {
 		errors.Is(de.err, syscall.ENOTSOCK), errors.Is(de.err, syscall.ENOTDIR):
 		return &downError{socket: de.socket, err: de.err}
 	case errors.Is(de.err, syscall.EACCES), errors.Is(de.err, syscall.EPERM):
-		return fmt.Errorf("permission denied on the gateway socket %s: run as the gateway's user or a member of its group: %w", de.socket, de.err)
+		return &quietError{msg: fmt.Sprintf("permission denied on the gateway socket %s: run as the gateway's user or a member of its group", de.socket), err: de.err}
 	}
-	return fmt.Errorf("connect to the gateway at %s: %w", de.socket, de.err)
+	return &quietError{msg: fmt.Sprintf("connect to the gateway at %s: %v", de.socket, cause(de.err)), err: de.err}
 }
 
 // do sends a request and returns the response when it is 2xx; otherwise the
@@ -183,6 +208,10 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
+		}
+		var ue *url.Error // "Get "http://openclaw/v1/…": …" would repeat the request
+		if errors.As(err, &ue) {
+			err = ue.Err
 		}
 		return nil, fmt.Errorf("%s %s: %w: %w", method, path, ErrConnectionLost, err)
 	}
