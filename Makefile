@@ -9,19 +9,24 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # Benchmarks: BENCHTIME=2s make bench for steadier figures.
 BENCHTIME ?= 1s
 
-.PHONY: all build build-pure run test bench-local bench-llama release runner-variants bench-real eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
+.PHONY: all build build-pure run test test-deps test-ui bench-local bench-llama release runner-variants bench-real eval-memory test-unit-filter test-crash test-short check bench fake-model deps fuzz test-load bench-import test-conversation image image-test clean
 
 all: build
 
-## deps: the toolchain, modules, the headers the embedded llama.cpp needs,
-## dovecot for the e-mail channel's tests (apt/brew; its system service is not
-## left running), and iproute2 for the LAN pairing test's network namespaces
+## deps: what building needs: the toolchain, modules and the headers the
+## embedded llama.cpp needs (`make build` and `make run` stop here)
 deps:
 	@command -v $(GO) >/dev/null || { echo "Go is required: https://go.dev/dl/"; exit 1; }
 	@$(GO) mod download
 	@models/llamacpp/install-deps.sh
+
+## test-deps: what only the tests need: dovecot for the e-mail channel's tests
+## (apt/brew; its system service is not left running), iproute2 for the LAN
+## pairing test's network namespaces, chromium for the dashboard's browser tests
+test-deps: deps
 	@engine/channel/email/emailtest/install-deps.sh
 	@engine/pair/lan/install-deps.sh
+	@appliance/dashboardtest/install-deps.sh
 
 # RUNNER_VARIANT: the CPU variant of openclaw-runner built for this machine
 # (models/llamacpp/variant.go: x86-64-v4 with AVX-512, x86-64-v3 with AVX2,
@@ -84,7 +89,7 @@ LLAMA_PKGS = $(shell $(GO) list -f '{{.ImportPath}}{{range .Deps}}{{if eq . "git
 # without -race; the -race pass leaves WhatsApp out (-tags nowhatsapp).
 # `make check` runs the adapter under -race too.
 WA_PKGS = $(shell $(GO) list ./engine/channel/whatsapp/...)
-test: deps
+test: test-deps
 	CGO_ENABLED=0 $(GO) vet -tags nollamacpp ./...
 	$(RUNNER_ENV) $(GO) vet $(LLAMA_PKGS)
 	RUNNER_VARIANT=$(RUNNER_VARIANT) $(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
@@ -118,12 +123,21 @@ test-unit-filter:
 test-crash:
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies|TestCrashScheduledTurns' ./appliance/
 
+## test-ui: the web dashboard in a real browser (Debian's chromium, headless,
+## through chromedp) against bin/openclaw-gateway and `bin/openclaw dashboard`:
+## chat with an exec approval clicked, a stranger's pairing approved, a model
+## uploaded, a device revoked, a wrong Host and a cross-site POST refused.
+## (`make test` runs it too, with binaries it builds itself.)
+test-ui: build
+	@appliance/dashboardtest/install-deps.sh
+	OPENCLAW_UI_BIN=$(BIN) $(GO) test -count=1 -timeout 10m -v ./appliance/dashboardtest/
+
 ## test-short: the quick unit tests only
 test-short:
 	$(GO) test -short -count=1 ./...
 
 ## check: gofmt, vet, staticcheck, race tests
-check: deps
+check: test-deps
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 # The iMessage adapters run on (or next to) a Mac: keep them and the
@@ -135,7 +149,7 @@ check: deps
 
 ## bench: benchmarks (pipeline overhead, store, parsers, the box table of
 ## BenchmarkBox), then bench-real; see docs/benchmarks.md
-bench: deps
+bench: test-deps
 	$(RUNNER_ENV) $(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./...
 	@$(MAKE) --no-print-directory bench-real
 

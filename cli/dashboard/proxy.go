@@ -37,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -129,6 +130,12 @@ func New(cfg Config) (*Proxy, error) {
 		ModifyResponse: func(r *http.Response) error {
 			r.Header.Del("Set-Cookie")
 			setHeaders(r.Header)
+			if r.Header.Get("Content-Security-Policy") == "" {
+				r.Header.Set("Content-Security-Policy", ownCSP)
+			}
+			if r.StatusCode >= 400 && strings.HasPrefix(r.Request.URL.Path, "/ui/") {
+				errorPage(r) // a page load that failed reads as a page, not JSON
+			}
 			return nil
 		},
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
@@ -210,7 +217,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.URL.Path == "/":
-		http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+		toPage(w, r)
 	case strings.HasPrefix(r.URL.Path, "/ui/"), strings.HasPrefix(r.URL.Path, "/v1/"):
 		if r.URL.Path == "/v1/pair/code" {
 			// Pairing codes are for the box's own console.
@@ -259,7 +266,7 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		if p.hasSession(r) {
 			// This browser already came in with it (a reload, the
 			// history): no need to refuse it.
-			http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+			toPage(w, r)
 			return
 		}
 		p.cfg.Log.Warn("dashboard: refused a used or wrong link")
@@ -277,17 +284,21 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		HttpOnly: true,
 		SameSite: http.SameSiteStrictMode,
 	})
-	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
+	toPage(w, r)
 }
 
-// setHeaders: no framing, no sniffing, no referrer (the link's token).
+// ownCSP is the policy of what the proxy answers itself (and of a gateway
+// answer that has none): nothing loads, nothing frames it.
+const ownCSP = "default-src 'none'; frame-ancestors 'none'"
+
+// setHeaders: no framing, no sniffing, no referrer (the link's token). The
+// Content-Security-Policy is set once per answer, by whoever writes it:
+// two policies would both apply, and the stricter one would block the
+// dashboard's own API calls.
 func setHeaders(h http.Header) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
-	if h.Get("Content-Security-Policy") == "" {
-		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
-	}
 }
 
 func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
@@ -295,6 +306,7 @@ func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
 }
 
 func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header().Set("Content-Security-Policy", ownCSP)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
@@ -302,9 +314,35 @@ func writeJSONError(w http.ResponseWriter, status int, code, msg string) {
 }
 
 func writePage(w http.ResponseWriter, status int, title, msg string) {
+	w.Header().Set("Content-Security-Policy", ownCSP)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>OpenClaw — %s</title><h1>%s</h1><p>%s</p>\n",
 		html.EscapeString(title), html.EscapeString(title), html.EscapeString(msg))
+}
+
+// errorPage turns the gateway's JSON error for a page load (a revoked
+// device reloading the dashboard) into a page that says the same.
+func errorPage(r *http.Response) {
+	var e struct{ Code, Message string }
+	body, _ := io.ReadAll(io.LimitReader(r.Body, 64<<10))
+	r.Body.Close()
+	if json.Unmarshal(body, &e) != nil || e.Message == "" {
+		e.Message = strings.TrimSpace(string(body))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>OpenClaw — the gateway refused</title><h1>The gateway refused</h1><p>%s</p>\n", html.EscapeString(e.Message))
+	r.Body = io.NopCloser(strings.NewReader(b.String()))
+	r.ContentLength = int64(b.Len())
+	r.Header.Set("Content-Length", fmt.Sprint(b.Len()))
+	r.Header.Set("Content-Type", "text/html; charset=utf-8")
+	r.Header.Del("Content-Encoding")
+	r.Header.Set("Content-Security-Policy", ownCSP)
+}
+
+// toPage sends the browser on to the dashboard.
+func toPage(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Security-Policy", ownCSP)
+	http.Redirect(w, r, "/ui/", http.StatusSeeOther)
 }

@@ -151,7 +151,12 @@ async function route() {
     const mod = await import('./' + page + '.js');
     main.replaceChildren();
     cleanup = (await mod.render(main, rest.map(decodeURIComponent))) || null;
-  } catch (e) { showError(e, main); }
+  } catch (e) {
+    // A page's module that cannot load may mean the gateway refuses this
+    // device now (revoked): ask, so the banner says so.
+    if (!(e instanceof APIError)) { try { await get('/v1/whoami'); } catch { /* failure() set the banner */ } }
+    showError(e, main);
+  }
 }
 
 async function start() {
@@ -170,7 +175,8 @@ async function start() {
     // A box with no model at all starts at the onboarding steps.
     try {
       const st = await get('/v1/status');
-      if (!st.model) { location.hash = '#/onboard'; return route(); }
+      // (The built-in default is a local model that is not installed yet.)
+      if (!st.model || (st.missingModels || []).some(m => (m.ref || m.model || m) === st.model)) { location.hash = '#/onboard'; return route(); }
     } catch { /* the chat page will say what is wrong */ }
   }
   route();

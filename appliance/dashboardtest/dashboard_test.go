@@ -1,0 +1,504 @@
+package dashboardtest
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/models/openai/openaitest"
+)
+
+var binDir string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	binDir = os.Getenv("OPENCLAW_UI_BIN")
+	if binDir == "" {
+		dir, err := os.MkdirTemp("", "ocui")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		defer os.RemoveAll(dir)
+		for pkg, name := range map[string]string{"../": "openclaw-gateway", "../../cli": "openclaw"} {
+			cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), pkg)
+			cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "build %s: %v\n%s", name, err, out)
+				return 1
+			}
+		}
+		binDir = dir
+	}
+	return m.Run()
+}
+
+func chromiumPath(t *testing.T) string {
+	for _, p := range []string{os.Getenv("OPENCLAW_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
+		if p == "" {
+			continue
+		}
+		if path, err := exec.LookPath(p); err == nil {
+			return path
+		}
+	}
+	t.Skip("no chromium: `make test-ui` installs Debian's chromium")
+	return ""
+}
+
+func freePort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// fakeBlueBubbles is a BlueBubbles server: the gateway's iMessage bridge
+// on a Mac. It records what the gateway sends.
+type fakeBlueBubbles struct {
+	*httptest.Server
+	mu    sync.Mutex
+	sends []map[string]any
+}
+
+const bbPassword = "bb-test-pw"
+
+func newFakeBlueBubbles(t *testing.T) *fakeBlueBubbles {
+	f := &fakeBlueBubbles{}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("password") != bbPassword {
+			http.Error(w, `{"status":401,"message":"Unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		switch {
+		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/ping":
+			io.WriteString(w, `{"status":200,"message":"Ping received!","data":"pong"}`)
+		case r.Method == http.MethodPost && r.URL.Path == "/api/v1/message/text":
+			var body map[string]any
+			json.NewDecoder(r.Body).Decode(&body)
+			f.mu.Lock()
+			f.sends = append(f.sends, body)
+			n := len(f.sends)
+			f.mu.Unlock()
+			json.NewEncoder(w).Encode(map[string]any{"status": 200, "message": "Message sent!", "data": map[string]any{"guid": fmt.Sprintf("BB-%d", n)}})
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// waitText waits for a message with text to chatGUID.
+func (f *fakeBlueBubbles) waitText(t *testing.T, chatGUID, text string) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		f.mu.Lock()
+		all := fmt.Sprint(f.sends)
+		found := false
+		for _, s := range f.sends {
+			if s["chatGuid"] == chatGUID && s["message"] == text {
+				found = true
+			}
+		}
+		f.mu.Unlock()
+		if found {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q to %s; sends: %s", text, chatGUID, all)
+		}
+	}
+}
+
+// webhook delivers an iMessage from handle, as BlueBubbles posts it.
+func (b *box) webhook(t *testing.T, handle, text string) {
+	t.Helper()
+	b.hookN++
+	body, _ := json.Marshal(map[string]any{"type": "new-message", "data": map[string]any{
+		"guid": fmt.Sprintf("BBM-%d", b.hookN), "text": text, "isFromMe": false, "dateCreated": 1767323045678 + b.hookN,
+		"handle": map[string]any{"address": handle}, "chats": []any{map[string]any{"guid": "iMessage;-;" + handle}}}})
+	resp, err := http.Post("http://"+b.hook+"/bluebubbles-webhook?password="+bbPassword, "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("webhook answered %d", resp.StatusCode)
+	}
+}
+
+// box is a running gateway with a paired CLI and its dashboard.
+type box struct {
+	t       *testing.T
+	dir     string
+	sock    string
+	local   *client.Client
+	model   *openaitest.Server
+	hook    string // the BlueBubbles webhook listener
+	bb      *fakeBlueBubbles
+	cliEnv  []string
+	gwLog   *lockedBuf
+	dashURL string
+	device  string // the paired CLI's device id
+	hookN   int
+}
+
+func (b *box) cli(args ...string) ([]byte, error) {
+	c := exec.Command(filepath.Join(binDir, "openclaw"), args...)
+	c.Env = b.cliEnv
+	var stderr bytes.Buffer
+	c.Stderr = &stderr
+	out, err := c.Output()
+	if err != nil {
+		return out, fmt.Errorf("openclaw %s: %v\n%s%s", strings.Join(args, " "), err, out, stderr.String())
+	}
+	return out, nil
+}
+
+func startBox(t *testing.T) *box {
+	dir, err := os.MkdirTemp("", "ocui") // short: a socket path is limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	b := &box{t: t, dir: dir, sock: filepath.Join(dir, "gw.sock"), gwLog: &lockedBuf{}}
+	b.model = openaitest.NewServer()
+	t.Cleanup(b.model.Close)
+	bb := newFakeBlueBubbles(t)
+	b.bb = bb
+	b.hook = fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port := freePort(t)
+	cfg := filepath.Join(dir, "openclaw.json")
+	conf := `{
+  // the shipped defaults, with a fake remote model and a BlueBubbles bridge
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + b.model.URL + `', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(dir, "workspace") + `' } },
+  tools: { exec: { ask: 'always' } },
+  channels: { imessage: { backend: 'bluebubbles', dmPolicy: 'pairing',
+    bluebubbles: { serverUrl: '` + bb.URL + `', password: '` + bbPassword + `', webhookListen: '` + b.hook + `' } } },
+  gateway: { bind: '127.0.0.1', port: ` + fmt.Sprint(port) + ` },
+}`
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	gw := exec.Command(filepath.Join(binDir, "openclaw-gateway"), "run", "--config", cfg, "--state-dir", filepath.Join(dir, "state"), "--socket", b.sock)
+	gw.Env = append(os.Environ(), "HOME="+dir)
+	gw.Stdout, gw.Stderr = b.gwLog, b.gwLog
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gw.Process.Signal(os.Interrupt)
+		gw.Wait()
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", b.gwLog.String())
+		}
+	})
+	b.local = client.New(b.sock)
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		st, err := b.local.Status(context.Background())
+		if err == nil && st.LAN != nil && len(st.LAN.Addrs) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway not up: %v\n%s", err, b.gwLog.String())
+		}
+	}
+	// Pair this "laptop" over TLS, as a user does.
+	home := filepath.Join(dir, "laptop")
+	b.cliEnv = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"), "OPENCLAW_SOCKET=", "OPENCLAW_STATE_DIR=", "OPENCLAW_GATEWAY=", "OPENCLAW_CONFIG_DIR=")
+	pc, err := b.local.PairCode(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := b.cli("pair", "--host", fmt.Sprintf("127.0.0.1:%d", port), "--code", pc.Code, "--name", "laptop", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	devs, err := b.local.Devices(context.Background())
+	if err != nil || len(devs) != 1 {
+		t.Fatalf("devices after pairing: %v %v (%s)", devs, err, out)
+	}
+	b.device = devs[0].ID
+	return b
+}
+
+// dashboard starts `openclaw dashboard --no-open --json` and returns its link.
+func (b *box) dashboard(t *testing.T) string {
+	cmd := exec.Command(filepath.Join(binDir, "openclaw"), "dashboard", "--no-open", "--json")
+	cmd.Env = b.cliEnv
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuf
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatalf("openclaw dashboard: %v\n%s", err, stderr.String())
+	}
+	var v struct{ URL string }
+	if err := json.Unmarshal([]byte(line), &v); err != nil || !strings.HasPrefix(v.URL, "http://127.0.0.1:") {
+		t.Fatalf("first line %q: %v", line, err)
+	}
+	return v.URL
+}
+
+// browser starts headless chromium. rebind maps a made-up host name to
+// 127.0.0.1, as a DNS-rebinding attacker's name would resolve.
+func browser(t *testing.T) context.Context {
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromiumPath(t)),
+		chromedp.NoSandbox, // root in CI
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("host-resolver-rules", "MAP rebind.test 127.0.0.1, MAP attacker.test 127.0.0.1"),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(400, 800), // a phone-sized window
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel2 := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancel2)
+	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancel3)
+	// The first call starts the browser, for the life of ctx (a shorter
+	// context there would stop the browser with it).
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	return ctx
+}
+
+func must(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := chromedp.Do(tctx, actions...); err != nil {
+		t.Fatalf("%s: %v\npage text:\n%s", what, err, text(t, ctx, "body"))
+	}
+}
+
+// openPage goes to a page of the dashboard as a person does on a phone:
+// the menu, then the page's link.
+func openPage(name string) chromedp.Action[chromedp.Void] {
+	return chromedp.Steps(
+		chromedp.Click(chromedp.ID("menu")),
+		chromedp.Click(chromedp.CSS(`nav a[href="#/`+name+`"]`)),
+		chromedp.WaitNotVisible(chromedp.ID("nav")))
+}
+
+// text is an element's text ("" when there is none).
+func text(t *testing.T, ctx context.Context, css string) string {
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	s, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(css)))
+	return s
+}
+
+func TestDashboard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end, in a browser")
+	}
+	chromiumPath(t)
+	b := startBox(t)
+	link := b.dashboard(t)
+	u, _ := url.Parse(link)
+	ctx := browser(t)
+
+	// The link opens the dashboard at the chat page.
+	must(t, ctx, "open the link", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("chat-input")))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(loc, "token") {
+		t.Errorf("the token stays in the address bar: %s", loc)
+	}
+
+	t.Run("chat with an exec approval answered by a click", func(t *testing.T) {
+		args, _ := json.Marshal(map[string]string{"command": "echo dashboard-was-here"})
+		b.model.Push(
+			openaitest.Reply{ToolCalls: []engine.ToolCall{{Name: "exec", Arguments: args}}},
+			openaitest.Reply{Text: "All done, the command ran."},
+		)
+		must(t, ctx, "send a message",
+			chromedp.SendKeys(chromedp.ID("chat-input"), "please run the echo\n"),
+			chromedp.WaitVisible(chromedp.CSS(`button[data-decision="allow-once"]`)))
+		if cmdText := text(t, ctx, ".approval pre"); cmdText != "echo dashboard-was-here" {
+			t.Errorf("approval shows %q", cmdText)
+		}
+		must(t, ctx, "approve",
+			chromedp.Click(chromedp.CSS(`button[data-decision="allow-once"]`)),
+			chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"msg")][contains(., "All done, the command ran.")]`)),
+			chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"tool")][contains(., "dashboard-was-here")]`)))
+	})
+
+	t.Run("a stranger's pairing request approved", func(t *testing.T) {
+		const stranger = "+15550009999"
+		b.webhook(t, stranger, "hello, who is this?")
+		var code string
+		for deadline := time.Now().Add(30 * time.Second); code == ""; time.Sleep(50 * time.Millisecond) {
+			reqs, err := b.local.Pairing(context.Background(), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(reqs) == 1 {
+				code = reqs[0].Code
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no pairing request\n%s", b.gwLog.String())
+			}
+		}
+		approve := fmt.Sprintf(`#pairing-table button[data-action="approve"][data-id=%q]`, code)
+		must(t, ctx, "approve in the channels page",
+			openPage("channels"),
+			chromedp.WaitVisible(chromedp.CSS(approve)),
+			chromedp.Click(chromedp.CSS(approve)))
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			reqs, err := b.local.Pairing(context.Background(), "")
+			if err == nil && len(reqs) == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("still waiting for approval: %v %v", reqs, err)
+			}
+		}
+		// Approved: the stranger is answered by the model now.
+		b.model.Push(openaitest.Reply{Text: "Hi, I am the assistant."})
+		b.webhook(t, stranger, "hello again")
+		b.bb.waitText(t, "iMessage;-;"+stranger, "Hi, I am the assistant.")
+	})
+
+	t.Run("a model uploaded", func(t *testing.T) {
+		model, err := filepath.Abs("../../../shared/models/stories260K.gguf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(model); err != nil {
+			t.Skipf("the small test model is not here: %v", err)
+		}
+		must(t, ctx, "upload in the models page",
+			openPage("models"),
+			chromedp.WaitVisible(chromedp.ID("models-upload-go")),
+			chromedp.SetUploadFiles(chromedp.ID("models-upload-file"), []string{model}),
+			chromedp.SetValue(chromedp.ID("models-upload-name"), "stories-up"),
+			chromedp.Click(chromedp.ID("models-upload-go")),
+			chromedp.WaitVisible(chromedp.CSS(`#models-installed-table tr[data-name="stories-up"]`)))
+		models, err := b.local.Models(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range models {
+			if m.Name == "stories-up" {
+				if !m.Installed || m.SHA256 == "" {
+					t.Errorf("uploaded model: %+v", m)
+				}
+				return
+			}
+		}
+		t.Errorf("no model stories-up after the upload: %+v", models)
+	})
+
+	t.Run("a cross-site POST is refused", func(t *testing.T) {
+		// A page on another port of 127.0.0.1 (same site, so the
+		// SameSite=Strict cookie goes along) posts a message.
+		calls := len(b.model.Requests())
+		evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<!doctype html><form id=f method=POST enctype=text/plain action="%s/v1/messages"><input name='{"text":"pwned","x":"' value='"}'></form><script>
+fetch(%q, {method:'POST', credentials:'include', mode:'no-cors', headers:{'Content-Type':'text/plain'}, body:'{"text":"pwned"}'}).finally(()=>document.getElementById('f').submit())</script>`, "http://127.0.0.1:"+u.Port(), "http://127.0.0.1:"+u.Port()+"/v1/messages")
+		}))
+		defer evil.Close()
+		must(t, ctx, "the attacker's page", chromedp.Navigate(evil.URL),
+			chromedp.WaitVisible(chromedp.Search(`//*[contains(., "cross-site request refused")]`)))
+		if body := text(t, ctx, "body"); !strings.Contains(body, "cross-site request refused") {
+			t.Errorf("the form post was not refused: %q", body)
+		}
+		hist, err := b.local.History(context.Background(), "agent:main:main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, _ := json.Marshal(hist); bytes.Contains(h, []byte("pwned")) {
+			t.Error("the cross-site post reached the session")
+		}
+		if len(b.model.Requests()) != calls {
+			t.Error("the cross-site post ran a turn")
+		}
+	})
+
+	t.Run("a wrong Host is refused", func(t *testing.T) {
+		must(t, ctx, "a rebound name", chromedp.Navigate("http://rebind.test:"+u.Port()+"/v1/status"))
+		if body := text(t, ctx, "body"); !strings.Contains(body, "Wrong address") {
+			t.Errorf("rebound name answered: %q", body)
+		}
+	})
+
+	t.Run("the link works once", func(t *testing.T) {
+		res, err := http.Get(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Errorf("the link used a second time, in another client: %d", res.StatusCode)
+		}
+	})
+
+	t.Run("a revoked device's page stops at once", func(t *testing.T) {
+		must(t, ctx, "back to the dashboard", chromedp.Navigate(u.Scheme+"://"+u.Host+"/ui/#/status"), chromedp.WaitVisible(chromedp.ID("main")))
+		if _, err := b.local.RevokeDevice(context.Background(), b.device); err != nil {
+			t.Fatal(err)
+		}
+		must(t, ctx, "the page says so",
+			openPage("sessions"),
+			chromedp.WaitVisible(chromedp.Search(`//div[@id="banner"][contains(., "revoked")]`)))
+		must(t, ctx, "a reload says so too", chromedp.Reload())
+		if body := text(t, ctx, "body"); !strings.Contains(body, "not paired") {
+			t.Errorf("reloaded after the revoke: %q", body)
+		}
+	})
+}
