@@ -54,7 +54,7 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func chromiumPath(t *testing.T) string {
+func chromiumPath(t testing.TB) string {
 	for _, p := range []string{os.Getenv("OPENCLAW_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"} {
 		if p == "" {
 			continue
@@ -67,7 +67,7 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +98,7 @@ type fakeBlueBubbles struct {
 
 const bbPassword = "bb-test-pw"
 
-func newFakeBlueBubbles(t *testing.T) *fakeBlueBubbles {
+func newFakeBlueBubbles(t testing.TB) *fakeBlueBubbles {
 	f := &fakeBlueBubbles{}
 	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Query().Get("password") != bbPassword {
@@ -165,7 +165,7 @@ func (b *box) webhook(t *testing.T, handle, text string) {
 
 // box is a running gateway with a paired CLI and its dashboard.
 type box struct {
-	t       *testing.T
+	t       testing.TB
 	dir     string
 	sock    string
 	local   *client.Client
@@ -191,7 +191,7 @@ func (b *box) cli(args ...string) ([]byte, error) {
 	return out, nil
 }
 
-func startBox(t *testing.T) *box {
+func startBox(t testing.TB) *box {
 	dir, err := os.MkdirTemp("", "ocui") // short: a socket path is limited
 	if err != nil {
 		t.Fatal(err)
@@ -260,7 +260,7 @@ func startBox(t *testing.T) *box {
 }
 
 // dashboard starts `openclaw dashboard --no-open --json` and returns its link.
-func (b *box) dashboard(t *testing.T) string {
+func (b *box) dashboard(t testing.TB) string {
 	cmd := exec.Command(filepath.Join(binDir, "openclaw"), "dashboard", "--no-open", "--json")
 	cmd.Env = b.cliEnv
 	stdout, err := cmd.StdoutPipe()
@@ -286,7 +286,7 @@ func (b *box) dashboard(t *testing.T) string {
 
 // browser starts headless chromium. rebind maps a made-up host name to
 // 127.0.0.1, as a DNS-rebinding attacker's name would resolve.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox, // root in CI
@@ -313,7 +313,7 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-func must(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
+func must(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -332,7 +332,7 @@ func openPage(name string) chromedp.Action[chromedp.Void] {
 }
 
 // text is an element's text ("" when there is none).
-func text(t *testing.T, ctx context.Context, css string) string {
+func text(t testing.TB, ctx context.Context, css string) string {
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	s, _ := chromedp.Run(tctx, chromedp.Text(chromedp.CSS(css)))
@@ -501,4 +501,34 @@ fetch(%q, {method:'POST', credentials:'include', mode:'no-cors', headers:{'Conte
 			t.Errorf("reloaded after the revoke: %q", body)
 		}
 	})
+}
+
+// BenchmarkFirstPaint: from opening the link (`openclaw dashboard` → the
+// gateway over mutual TLS, all on loopback) to the chat page's first
+// contentful paint and to its composer being usable, in a fresh browser
+// profile each time (nothing cached). Target (docs/design.md §11): first
+// paint ≤ 300 ms.
+func BenchmarkFirstPaint(b *testing.B) {
+	chromiumPath(b)
+	bx := startBox(b)
+	var fcp, ready float64
+	for b.Loop() {
+		b.StopTimer()
+		link := bx.dashboard(b)
+		ctx := browser(b)
+		// A browser already running, as a person's is: its first tab's
+		// renderer is not the dashboard's cost.
+		must(b, ctx, "blank", chromedp.Navigate("about:blank"))
+		b.StartTimer()
+		start := time.Now()
+		must(b, ctx, "open", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("chat-input")))
+		ready += float64(time.Since(start).Microseconds()) / 1000
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`(performance.getEntriesByName('first-contentful-paint')[0] || {startTime: -1}).startTime`))
+		if err != nil || v < 0 {
+			b.Fatalf("no first-contentful-paint entry: %v %v", v, err)
+		}
+		fcp += v
+	}
+	b.ReportMetric(fcp/float64(b.N), "fcp-ms")
+	b.ReportMetric(ready/float64(b.N), "ready-ms")
 }

@@ -5,7 +5,7 @@
 // that key; this proxy holds it for the browser and lets in only the
 // browser that opened the link it printed.
 //
-// What it checks, on every request (docs/design.md §9.3):
+// What it checks, on every request (docs/dashboard.md):
 //   - Host is this listener's own address (127.0.0.1:PORT, localhost:PORT
 //     or [::1]:PORT): a page on a rebound DNS name is refused (421), so
 //     DNS rebinding reaches nothing.

@@ -1,4 +1,4 @@
-// Package dashboard is the web dashboard's assets (docs/design.md §9.3):
+// Package dashboard is the web dashboard's assets (docs/dashboard.md):
 // plain HTML, CSS and ES modules embedded in the gateway and served under
 // /ui/ by the same mux as the control API, so the Unix socket and the
 // paired TLS listener both carry it. The pages call the control API
