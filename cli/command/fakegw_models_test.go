@@ -20,6 +20,8 @@ import (
 //	pull qwen3-1.7b             progress 0…100 %, then installed (sha256 not verified)
 //	pull smollm2-1.7b-instruct  resumes at 45 %, then a checksum mismatch
 //	pull https://…/File.gguf    installed under --name or the file's name
+//	pull …offline.example… or --name offline
+//	                            the gateway's machine is offline (pull_offline)
 //	import FILE                 FILE must be absolute and start with "GGUF"
 func init() {
 	fakeRoutes["GET "+api.PathModels] = func(g *fakeGateway, w http.ResponseWriter, r *http.Request) {
@@ -209,6 +211,12 @@ func fakeModelPull(g *fakeGateway, w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(ev)
 		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev.Type, b)
 		w.(http.Flusher).Flush()
+	}
+	if u := m.URL; strings.Contains(u, "offline.example") || req.As == "offline" {
+		host := strings.Split(strings.TrimPrefix(u, "https://"), "/")[0]
+		send(api.PullEvent{Type: api.PullError, Error: &api.Error{Code: api.CodePullOffline, Message: fmt.Sprintf(
+			"cannot download %s: the gateway's machine is offline, it cannot reach %s (dial tcp: lookup %s: no such host); %s", u, host, host, api.OfflinePullHint)}})
+		return
 	}
 	total := m.Size
 	if m.Name == "smollm2-1.7b-instruct" {

@@ -27,7 +27,8 @@ catalog of known models, downloads, and files you already have. An installed
 model NAME is used by agents as "local/NAME".
 
 Everything happens in the gateway: pull downloads into its models directory
-(<state-dir>/models), import reads a file on the gateway's machine.`
+(<state-dir>/models); import reads a file on the gateway's machine, or
+sends one from this machine to a gateway on another (--gateway).`
 	c.Example = `  openclaw models list
   openclaw models pull qwen3-1.7b
   openclaw models import ~/Downloads/Qwen3-4B-Q4_K_M.gguf --name qwen3-4b
@@ -207,8 +208,12 @@ GGUF model, or nothing is installed. Progress shows on stderr.`,
 			info, err := a.client().PullModel(cmd.Context(), api.PullRequest{Name: ref, As: name}, p.update)
 			p.finish(err == nil)
 			if err != nil {
-				if errors.Is(err, context.Canceled) {
+				var ae *api.Error
+				switch {
+				case errors.Is(err, context.Canceled):
 					fmt.Fprintln(a.stderr, "pull stopped: the gateway keeps what it downloaded; run the same pull again to resume")
+				case errors.As(err, &ae) && ae.Code == api.CodePullOffline && !asJSON:
+					a.offlinePullHint(cmd.Context(), ref, name)
 				}
 				return err
 			}
@@ -227,6 +232,45 @@ GGUF model, or nothing is installed. Progress shows on stderr.`,
 	return cmd
 }
 
+// offlinePullHint shows, for a pull the gateway's machine could not
+// download (offline), the commands that download the file elsewhere and
+// send it: here when this CLI talks to the gateway over the LAN (this
+// machine may well be online), else on "a machine that is online".
+func (a *app) offlinePullHint(ctx context.Context, ref, name string) {
+	u, file := ref, ""
+	if !strings.Contains(ref, "://") {
+		u = ""
+		if info, err := a.client().ModelInfo(ctx, ref); err == nil && info.URL != "" {
+			u, file = info.URL, info.File
+		}
+		if name == "" {
+			name = ref
+		}
+	}
+	if file == "" && u != "" {
+		file = pullLabel(strings.SplitN(u, "?", 2)[0], "")
+	}
+	if file == "" {
+		file = "FILE"
+	}
+	where, gw := "On a machine that is online", " --gateway BOX"
+	if a.client().Remote() {
+		where, gw = "If this machine is online", ""
+		if a.gateway != "" {
+			gw = " --gateway " + a.gateway
+		}
+	}
+	fmt.Fprintf(a.stderr, "%s, download the model and send it to the gateway:\n", where)
+	if u != "" {
+		fmt.Fprintf(a.stderr, "  curl -L -o %s '%s'\n", file, u)
+	}
+	cmd := "openclaw models import " + file
+	if name != "" {
+		cmd += " --name " + name
+	}
+	fmt.Fprintf(a.stderr, "  %s%s\n", cmd, gw)
+}
+
 func pullLabel(ref, name string) string {
 	if name != "" {
 		return name
@@ -237,11 +281,12 @@ func pullLabel(ref, name string) string {
 	return ref
 }
 
-// pullProgress shows a pull's progress on stderr: a progress bar on a
-// terminal, else a line at every 10 %.
+// pullProgress shows a transfer's progress on stderr (a pull, an upload):
+// a progress bar on a terminal, else a line at every 10 %.
 type pullProgress struct {
 	w     io.Writer
 	tty   bool
+	verb  string // "pulling", "sending"
 	label string
 
 	bar      *progressbar.ProgressBar
@@ -253,7 +298,7 @@ type pullProgress struct {
 }
 
 func newPullProgress(w io.Writer, tty bool, label string) *pullProgress {
-	return &pullProgress{w: w, tty: tty, label: label, lastStep: -1}
+	return &pullProgress{w: w, tty: tty, verb: "pulling", label: label, lastStep: -1}
 }
 
 func (p *pullProgress) update(done, total int64) {
@@ -263,11 +308,11 @@ func (p *pullProgress) update(done, total int64) {
 		if p.bar == nil {
 			// A resumed download's bar counts only what is left, so the
 			// speed and time estimate are right.
-			desc, max := "pulling "+p.label, total
+			desc, max := p.verb+" "+p.label, total
 			if done > 0 {
 				p.base = done
 				if total > 0 {
-					desc = fmt.Sprintf("pulling %s (resumed at %d%%)", p.label, done*100/total)
+					desc = fmt.Sprintf("%s %s (resumed at %d%%)", p.verb, p.label, done*100/total)
 					max = total - done
 				}
 			}
@@ -304,9 +349,9 @@ func (p *pullProgress) update(done, total int64) {
 	}
 	p.lastStep = step
 	if total > 0 {
-		fmt.Fprintf(p.w, "pulling %s: %d%% (%s of %s)\n", p.label, done*100/total, formatBytes(done), formatBytes(total))
+		fmt.Fprintf(p.w, "%s %s: %d%% (%s of %s)\n", p.verb, p.label, done*100/total, formatBytes(done), formatBytes(total))
 	} else {
-		fmt.Fprintf(p.w, "pulling %s: %s\n", p.label, formatBytes(done))
+		fmt.Fprintf(p.w, "%s %s: %s\n", p.verb, p.label, formatBytes(done))
 	}
 }
 
@@ -326,6 +371,7 @@ func (a *app) modelsImportCmd() *cobra.Command {
 	var (
 		name     string
 		copyFile bool
+		upload   bool
 		asJSON   bool
 	)
 	cmd := &cobra.Command{
@@ -335,21 +381,38 @@ func (a *app) modelsImportCmd() *cobra.Command {
 complete GGUF model (a truncated download or another kind of file is
 refused, and nothing is installed) and records its sha256.
 
-The import runs in the gateway process, on the gateway's machine: FILE is a
-path there, made absolute here, and the gateway's user must be able to read
-it. Without --copy the file is used where it is and must stay there; with
---copy it is copied into the gateway's models directory. NAME defaults to
-the file name in lowercase ("Qwen3-4B-Q4_K_M.gguf" → "qwen3-4b-q4_k_m").`,
+With --gateway (a paired gateway on another machine), or --upload, FILE is
+a file here: it is sent to the gateway, with a progress bar, into its models
+directory. An upload cut short (a dropped connection, Ctrl-C) resumes where
+it stopped when you run the same import again (within 24 hours); the
+gateway checks the file's sha256 and its free disk space, and installs
+nothing until the whole file arrived intact.
+
+Otherwise the import runs in the gateway process, on the gateway's machine:
+FILE is a path there, made absolute here, and the gateway's user must be
+able to read it. Without --copy the file is used where it is and must stay
+there; with --copy it is copied into the gateway's models directory.
+
+NAME defaults to the file name in lowercase ("Qwen3-4B-Q4_K_M.gguf" →
+"qwen3-4b-q4_k_m").`,
 		Example: `  openclaw models import ~/models/Qwen3-4B-Q4_K_M.gguf --name qwen3-4b
-  openclaw models import ./smollm2-1.7b-instruct-q4_k_m.gguf --copy`,
+  openclaw models import ./smollm2-1.7b-instruct-q4_k_m.gguf --copy
+  openclaw models import ~/Downloads/Qwen3-1.7B-Q4_K_M.gguf --name qwen3-1.7b --gateway raspberrypi`,
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path, err := filepath.Abs(args[0])
 			if err != nil {
 				return fmt.Errorf("import %s: %w", args[0], err)
 			}
+			if upload || a.client().Remote() {
+				return a.uploadModel(cmd.Context(), path, name, asJSON)
+			}
 			info, err := a.client().ImportModel(cmd.Context(), api.ImportModelRequest{Path: path, Name: name, Copy: copyFile})
 			if err != nil {
+				var ae *api.Error
+				if errors.As(err, &ae) && ae.Code == api.CodeForbidden && !asJSON {
+					fmt.Fprintf(a.stderr, "or send the file's bytes to the gateway instead: openclaw models import %s --upload\n", args[0])
+				}
 				return err
 			}
 			if asJSON {
@@ -366,8 +429,32 @@ the file name in lowercase ("Qwen3-4B-Q4_K_M.gguf" → "qwen3-4b-q4_k_m").`,
 	}
 	cmd.Flags().StringVar(&name, "name", "", "model name (lowercase letters, digits, . _ -; default from the file name)")
 	cmd.Flags().BoolVar(&copyFile, "copy", false, "copy the file into the gateway's models directory")
+	cmd.Flags().BoolVar(&upload, "upload", false, "send the file from here to the gateway (always so with a gateway on another machine)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the installed model as JSON")
 	return cmd
+}
+
+// uploadModel sends the file at path to the gateway and installs it, with
+// a progress bar on stderr.
+func (a *app) uploadModel(ctx context.Context, path, name string, asJSON bool) error {
+	p := newPullProgress(a.stderr, writerIsTerminal(a.stderr), filepath.Base(path))
+	p.verb = "sending"
+	info, err := a.client().UploadModel(ctx, path, name, p.update)
+	p.finish(err == nil)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			fmt.Fprintln(a.stderr, "import stopped: the gateway keeps what it received for 24 hours; run the same import again to resume")
+		}
+		return err
+	}
+	if asJSON {
+		return writeJSON(a.stdout, info)
+	}
+	what := strings.TrimSpace(info.Architecture + " " + info.Quantization)
+	fmt.Fprintf(a.stdout, "imported %s from %s (%s, %s, %s, context %d): use it as %s\n",
+		info.Name, path, formatBytes(info.Size), orDash(what), orDash(info.Kind), info.ContextWindow, info.Ref)
+	fmt.Fprintf(a.stdout, "sent to %s\n", info.Path)
+	return nil
 }
 
 func (a *app) modelsRemoveCmd() *cobra.Command {
@@ -473,7 +560,9 @@ func (a *app) printModelInfo(m *api.ModelInfo, noRunner string) {
 		}
 		row("chat template", "%s", tmpl)
 	}
-	if m.Tools {
+	// The catalog's word on tools is about its file's template: an
+	// installed file without one cannot render them.
+	if m.Tools && (!m.Installed || m.HasTemplate) {
 		row("tools", "the chat template renders tools")
 	}
 	for _, n := range m.TemplateNotes {

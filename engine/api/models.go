@@ -10,7 +10,89 @@ const (
 	PathModelImport = "/v1/models/import" // POST ImportModelRequest → ModelInfo
 	PathModelPull   = "/v1/models/pull"   // POST PullRequest → text/event-stream of PullEvent
 	PathModelRemove = "/v1/models/remove" // POST ?name= → ModelInfo (as it was)
+
+	// A model file sent to the gateway (`openclaw models import FILE
+	// --gateway BOX`, the dashboard's upload): see UploadRequest.
+	PathModelUpload       = "/v1/models/upload"        // POST UploadRequest → UploadStatus; PUT and GET PathModelUpload + "/{id}"
+	PathModelUploadFinish = "/v1/models/upload/finish" // POST ?id= → ModelInfo
 )
+
+// UploadRequest starts the upload of a model file to the gateway, or finds
+// the unfinished one of the same file (name, file, size and sha256 equal)
+// so that it resumes. The protocol, plain HTTP and JSON that a browser's
+// fetch() speaks as well as the Go client:
+//
+//  1. POST PathModelUpload, body UploadRequest → UploadStatus. The gateway
+//     checks the name, the file name and its free disk space first. When
+//     the model is already installed with this very file (same sha256),
+//     UploadStatus.Model is set and there is nothing to send.
+//  2. PUT PathModelUpload/{id}?offset=N, body the file's bytes from N
+//     (Content-Type application/octet-stream, at most MaxUploadChunk) →
+//     UploadStatus. N must be the upload's offset; otherwise the answer is
+//     409 UploadConflict, whose offset is where to go on. The reply's
+//     offset is where the upload stands (a request cut short keeps the
+//     bytes that arrived): send the next chunk from there.
+//  3. GET PathModelUpload/{id} → UploadStatus: where to resume after a
+//     dropped connection.
+//  4. POST PathModelUploadFinish?id={id} (no body) → ModelInfo: once
+//     offset = size, the gateway checks the sha256, moves the file into the
+//     models directory under File ("-2" … "-9" before ".gguf" when that is
+//     taken) and installs it as an import of that file does. A sha256
+//     mismatch, or a file that is not a usable model, deletes the upload
+//     (400); before offset = size the answer is 409 UploadConflict.
+//
+// An upload nobody adds to for 24 hours is deleted.
+type UploadRequest struct {
+	// Name is the model's name (default: derived from File, as an import
+	// derives it from the file name; UploadStatus.Name says which).
+	Name string `json:"name,omitempty"`
+	// File is the file's own name, without a directory (default
+	// Name + ".gguf"); it is its name in the models directory.
+	File   string `json:"file,omitempty"`
+	Size   int64  `json:"size"`   // bytes
+	SHA256 string `json:"sha256"` // of the whole file, hex
+}
+
+// UploadStatus is where an upload stands.
+type UploadStatus struct {
+	ID     string `json:"id"`
+	Name   string `json:"name,omitempty"`
+	File   string `json:"file"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+	// Offset is how many bytes the gateway has: the next PUT starts there.
+	Offset int64 `json:"offset"`
+	// Model is set (and ID empty) when the model is already installed
+	// with this very file: nothing needs to be sent.
+	Model *ModelInfo `json:"model,omitempty"`
+}
+
+// UploadConflict is the answer (409) to a PUT at an offset other than the
+// upload's, or while another request writes it: code "conflict", and the
+// offset to resume from.
+type UploadConflict struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Offset  int64  `json:"offset"`
+}
+
+// Chunk sizes of an upload: the most one PUT may carry, and what the Go
+// client sends (small enough that a dropped connection costs little).
+const (
+	MaxUploadChunk = 64 << 20
+	UploadChunk    = 8 << 20
+)
+
+// CodePullOffline is the error code of a pull that failed because the
+// gateway's machine cannot reach the internet (no DNS, no route); its
+// message ends with OfflinePullHint.
+const CodePullOffline = "pull_offline"
+
+// OfflinePullHint says what to do when the gateway's machine is offline:
+// download the file elsewhere and send it.
+const OfflinePullHint = "download the model on a machine that is online and send it to the gateway from there with " +
+	"`openclaw models import FILE --gateway BOX` (BOX: this gateway as `openclaw pair` named it), or with the dashboard's upload; " +
+	"a pull run again once this machine is online resumes where it stopped"
 
 // ModelInfo describes a local model: installed (a GGUF file in the
 // gateway's registry), known to the catalog, or both.

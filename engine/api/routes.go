@@ -52,6 +52,7 @@ var Routes = []Route{
 	{http.MethodGet, PathLogs, Read},
 	{http.MethodGet, PathConfig, Read}, // secrets come back redacted
 	{http.MethodPost, PathConfigSet, Write},
+	{http.MethodPost, PathConfigUnset, Write},
 	{http.MethodPost, PathConfigValidate, Read},
 	{http.MethodGet, PathChannels, Read},
 	{http.MethodPost, PathChannelLogin, Write},
@@ -65,6 +66,10 @@ var Routes = []Route{
 	{http.MethodPost, PathModelImport, Write},
 	{http.MethodPost, PathModelPull, Write},
 	{http.MethodPost, PathModelRemove, Write},
+	{http.MethodPost, PathModelUpload, Write},
+	{http.MethodPut, PathModelUpload + "/{id}", Write},
+	{http.MethodGet, PathModelUpload + "/{id}", Read},
+	{http.MethodPost, PathModelUploadFinish, Write},
 	{http.MethodGet, PathMemoryStatus, Read},
 	{http.MethodPost, PathMemorySearch, Read},
 	{http.MethodPost, PathMemoryIndex, Write},
@@ -86,7 +91,7 @@ var Routes = []Route{
 	{http.MethodGet, PathCronStatus, Read},
 	{http.MethodGet, PathHeartbeat, Read},
 	{http.MethodPost, PathHeartbeatGo, Write}, // a heartbeat turn now
-	{http.MethodGet, PathDashboard, Read},      // the dashboard's static files
+	{http.MethodGet, PathDashboard, Read},     // the dashboard's static files
 	{http.MethodGet, PathDashboardAsset, Read},
 }
 

@@ -28,6 +28,9 @@ type Models interface {
 	// CheckPull refuses a bad name or URL, before the stream starts.
 	CheckPull(req api.PullRequest) error
 	Pull(ctx context.Context, req api.PullRequest, progress func(done, total int64)) (api.ModelInfo, error)
+	// Dir is the models directory: an upload is assembled under it
+	// (upload.go) and lands in it, then Import registers it there.
+	Dir() string
 }
 
 // Request body limit of import and pull.
@@ -40,7 +43,12 @@ const pullProgressEvery = 250 * time.Millisecond
 // modelRoutes are the model endpoints (docs/design.md §7).
 func modelRoutes(ms Models) []Route {
 	h := modelsAPI{ms}
+	up := newUploads(ms)
 	return []Route{
+		{http.MethodPost, api.PathModelUpload, jsonBody(maxModelBody, up.start)},
+		{http.MethodPut, api.PathModelUpload + "/{id}", up.put},
+		{http.MethodGet, api.PathModelUpload + "/{id}", jsonQuery(up.status)},
+		{http.MethodPost, api.PathModelUploadFinish, up.serveFinish},
 		{http.MethodGet, api.PathModels, h.list},
 		{http.MethodGet, api.PathModelInfo, jsonQuery(h.info)},
 		{http.MethodPost, api.PathModelImport, jsonBody(maxModelBody, h.importModel)},

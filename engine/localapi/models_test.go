@@ -2,9 +2,12 @@ package localapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -18,20 +21,36 @@ type fakeModels struct {
 	checkErr error
 	removed  []string
 	pulls    int
+	dir      string                   // the models directory (uploads)
+	tinySHA  string                   // the sha256 of tiny's file
+	imports  []api.ImportModelRequest // in order
 }
 
-func (f *fakeModels) List() []api.ModelInfo { return []api.ModelInfo{{Name: "tiny"}} }
+func (f *fakeModels) List() []api.ModelInfo {
+	tiny, _ := f.Describe("tiny")
+	return []api.ModelInfo{tiny}
+}
 
 func (f *fakeModels) Describe(name string) (api.ModelInfo, error) {
 	if name != "tiny" {
 		return api.ModelInfo{}, &api.Error{Code: api.CodeNotFound, Message: "no model " + name}
 	}
-	return api.ModelInfo{Name: "tiny", Installed: true}, nil
+	return api.ModelInfo{Name: "tiny", Installed: true, SHA256: f.tinySHA, Path: "/m/tiny.gguf"}, nil
 }
 
+// Import registers a file as the registry does: with the sha256 of the
+// bytes it finds there.
 func (f *fakeModels) Import(req api.ImportModelRequest) (api.ModelInfo, error) {
-	return api.ModelInfo{Name: req.Name, Path: req.Path}, nil
+	f.imports = append(f.imports, req)
+	info := api.ModelInfo{Name: req.Name, Path: req.Path, Installed: true}
+	if data, err := os.ReadFile(req.Path); err == nil {
+		sum := sha256.Sum256(data)
+		info.SHA256, info.Size = hex.EncodeToString(sum[:]), int64(len(data))
+	}
+	return info, nil
 }
+
+func (f *fakeModels) Dir() string { return f.dir }
 
 func (f *fakeModels) Remove(name string) (api.ModelInfo, error) {
 	f.removed = append(f.removed, name)

@@ -10,10 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"os/user"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/models/catalog"
@@ -43,6 +46,10 @@ func (c *Catalog) changed(name string) {
 		c.opts.Changed(name)
 	}
 }
+
+// Dir is the models directory, where an upload lands
+// (localapi.Models).
+func (c *Catalog) Dir() string { return c.reg.Dir() }
 
 // Import registers a model file (api.ImportModelRequest) and describes it.
 func (c *Catalog) Import(req api.ImportModelRequest) (api.ModelInfo, error) {
@@ -135,19 +142,32 @@ func describeModel(m catalog.Model) api.ModelInfo {
 		License: m.License, Tools: m.Tools, TemplateNotes: m.TemplateNotes, Params: m.Params,
 		QueryPrefix: m.QueryPrefix, DocumentPrefix: m.DocumentPrefix, File: m.File, URL: m.URL,
 	}
-	switch m.Name {
-	case catalog.DefaultChat:
-		info.Default = string(catalog.KindChat)
-	case catalog.DefaultEmbedding:
-		info.Default = string(catalog.KindEmbedding)
-	}
+	info.Default = defaultOf(m.Name)
 	return info
 }
 
+// defaultOf is "chat" or "embedding" for the names of the default models.
+func defaultOf(name string) string {
+	switch name {
+	case catalog.DefaultChat:
+		return string(catalog.KindChat)
+	case catalog.DefaultEmbedding:
+		return string(catalog.KindEmbedding)
+	}
+	return ""
+}
+
+// describeEntry is what is known of an installed file: its own facts,
+// with the card of the catalog entry of this very file (by sha256, else
+// file name: registry.ModelOf). The name alone is not enough: any file may
+// be imported under a catalog name, and the entry's description, licence
+// and tool notes are another file's then.
 func (c *Catalog) describeEntry(e catalog.Entry, details bool) api.ModelInfo {
 	info := api.ModelInfo{Name: e.Name, Ref: e.Ref()}
-	if m, ok := c.reg.Lookup(e.Name); ok {
+	if m, ok := c.reg.ModelOf(e.Name, e.Path); ok {
 		info = describeModel(m)
+		// The default is a name (what the config refers to), not a file.
+		info.Name, info.Ref, info.Default = e.Name, e.Ref(), defaultOf(e.Name)
 	}
 	info.Installed = true
 	info.Kind = string(e.Kind)
@@ -222,5 +242,32 @@ func apiError(err error) *api.Error {
 	case errors.Is(err, context.Canceled):
 		return &api.Error{Code: api.CodeAborted, Message: msg}
 	}
+	if why, ok := offline(err); ok {
+		return &api.Error{Code: api.CodePullOffline, Message: why + "; " + api.OfflinePullHint}
+	}
 	return &api.Error{Code: api.CodeInternal, Message: msg}
+}
+
+// offline says, for a download that could not connect, that the gateway's
+// machine looks offline: a name that does not resolve, no route, or a
+// connection that timed out. A server that answered (an HTTP status) is
+// not offline.
+func offline(err error) (string, bool) {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return "", false
+	}
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns):
+	case errors.As(err, &op) && op.Op == "dial" && (op.Timeout() || errors.Is(op, syscall.ENETUNREACH) || errors.Is(op, syscall.EHOSTUNREACH)):
+	default:
+		return "", false
+	}
+	host := ue.URL
+	if u, perr := url.Parse(ue.URL); perr == nil && u.Host != "" {
+		host = u.Host
+	}
+	return fmt.Sprintf("cannot download %s: the gateway's machine is offline, it cannot reach %s (%v)", ue.URL, host, ue.Err), true
 }
