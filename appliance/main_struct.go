@@ -153,12 +153,13 @@ func (m *Main) Run(ctx context.Context) error {
 
 // wiring carries what Run's phases pass each other.
 type wiring struct {
-	log     *slog.Logger
-	logFile *logfile.File
-	sb      *sandbox.Landlock
-	reg     *tool.Registry
-	mems    *memories // set once the model pool exists; the tools look it up per call
-	ags     []gateway.Agent
+	log      *slog.Logger
+	logLevel slog.LevelVar // gateway.logLevel, changed live by config set
+	logFile  *logfile.File
+	sb       *sandbox.Landlock
+	reg      *tool.Registry
+	mems     *memories // set once the model pool exists; the tools look it up per call
+	ags      []gateway.Agent
 
 	sessions *session.Manager
 	registry *catalog.Registry
@@ -209,7 +210,9 @@ func (m *Main) openState(wr *wiring) error {
 		wr.atExit(func() { _ = logFile.Close() })
 	}
 	wr.logFile = logFile
-	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: logLevel(cfg.Gateway.LogLevel)}))
+	// A LevelVar: gateway.logLevel applies live (config set, liveConfig).
+	wr.logLevel.Set(logLevel(cfg.Gateway.LogLevel))
+	log := slog.New(slog.NewTextHandler(logw, &slog.HandlerOptions{Level: &wr.logLevel}))
 	wr.log = log
 	if logErr != nil {
 		log.Warn("no log file: `openclaw logs` will not work; the log goes to stderr only", "err", logErr)
@@ -435,6 +438,7 @@ func (m *Main) serveAPI(wr *wiring) error {
 		ConfigFile:    m.ConfigPath,
 		ConfigHow:     m.Location.How(),
 		ConfigNewFile: filepath.Join(m.StateDir, "openclaw.json"),
+		ApplyLive:     wr.liveConfig,
 		StateDir:      m.StateDir,
 		Socket:        m.Socket,
 		Logger:        log,
@@ -554,6 +558,18 @@ func closeTools(ts []tool.Tool) {
 			_ = c.Close() // shutting down; a process that would not die is gone with us
 		}
 	}
+}
+
+// liveConfig applies a config change the gateway can take while it runs
+// (localapi.Config.ApplyLive). Only the log level does today; every other
+// setting is read at start, and status says "restart pending".
+func (wr *wiring) liveConfig(key string, c *config.Config) bool {
+	switch key {
+	case "gateway.logLevel":
+		wr.logLevel.Set(logLevel(c.Gateway.LogLevel))
+		return true
+	}
+	return false
 }
 
 func logLevel(s string) slog.Level {

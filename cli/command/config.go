@@ -134,10 +134,11 @@ a file that cannot be edited so is refused with the line to edit by hand.
 The write is atomic, mode 0600; before the first change the file is
 copied to FILE.bak, which later changes keep. The gateway reads its config
 at start: restart it to apply the change (` + "`openclaw status`" + ` says
-"restart pending" until then).
+"restart pending" until then) — except gateway.logLevel, which applies at
+once ("applied").
 
 --json prints {"ok", "file", "key", "value", "created", "backup",
-"unchanged", "restartNeeded", "restartHow"}.`,
+"unchanged", "restartNeeded", "restartHow", "applied"}.`,
 		Example: `  openclaw config set gateway.bind lan
   openclaw config set gateway.port 18790
   openclaw config set agents.defaults.model '"ollama/llama3.2"'
@@ -233,6 +234,9 @@ removed: set the list without it.
 func (a *app) printChangeNotes(res *api.ConfigSetResult) {
 	if res.Backup != "" {
 		fmt.Fprintf(a.stdout, "the file as it was is kept as %s\n", api.EscapeControl(res.Backup))
+	}
+	if res.Applied {
+		fmt.Fprintln(a.stdout, "applied now: the gateway needs no restart for it")
 	}
 	if res.RestartNeeded {
 		how := res.RestartHow

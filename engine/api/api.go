@@ -27,7 +27,7 @@ const (
 	PathSessionHistory = "/v1/sessions/history" // GET ?key= → History
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
 	PathSessionExport  = "/v1/sessions/export"  // GET ?key=|?id=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
-	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=rename|skip|fail] body JSONL (streamed) → ImportResult
+	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=rename|skip|fail][&updatedAt=RFC3339] body JSONL (streamed) → ImportResult
 	// Exec approvals (docs/design.md §3.7): the pending ones, and the owner's
 	// answer to one from any terminal; PathApprovals+"/"+id.
 	PathApprovals = "/v1/approvals" // GET → []Approval; POST /v1/approvals/{id} ApprovalDecision → ApprovalResult
@@ -231,6 +231,15 @@ type Status struct {
 	// MissingModels are the configured models (primaries and fallbacks)
 	// that cannot be used as configured: not installed, not defined.
 	MissingModels []ModelProblem `json:"missingModels,omitempty"`
+	// AgentModels are the agents' primary models by agent id ("" when an
+	// agent has none): what a session without a /model override uses.
+	AgentModels map[string]string `json:"agentModels,omitempty"`
+	// RestartPending are the config keys changed through the API
+	// (`openclaw config set|unset`) since the gateway started: it reads
+	// its config at start, so they apply at its next. RestartHow says how
+	// to restart it (ConfigSetResult.RestartHow).
+	RestartPending []string `json:"restartPending,omitempty"`
+	RestartHow     string   `json:"restartHow,omitempty"`
 }
 
 // ModelProblem is a configured model that cannot be used, and why (with
@@ -311,6 +320,9 @@ type SessionInfo struct {
 	CompactionCount            int       `json:"compactionCount"`
 	MemoryFlushAt              time.Time `json:"memoryFlushAt,omitzero"`
 	MemoryFlushCompactionCount int       `json:"memoryFlushCompactionCount,omitempty"`
+	// ModelOverride is the session's /model choice ("" = its agent's
+	// model); Model is the model that answered last.
+	ModelOverride string `json:"modelOverride,omitempty"`
 }
 
 // History is a session's current transcript (GET /v1/sessions/history).

@@ -64,6 +64,9 @@ type ConfigSetResult struct {
 	// stopping and starting openclaw-gateway run); "" when not known.
 	RestartNeeded bool   `json:"restartNeeded"`
 	RestartHow    string `json:"restartHow,omitempty"`
+	// Applied: the running gateway applied the change at once (a setting
+	// that can change live, such as gateway.logLevel); no restart needed.
+	Applied bool `json:"applied,omitempty"`
 }
 
 // ConfigProblem is one error or warning of a config file.

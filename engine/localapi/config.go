@@ -153,18 +153,37 @@ func (h *handler) answerConfigChange(w http.ResponseWriter, key string, res *con
 	if res.Created && h.cfg.ConfigFile == "" {
 		h.conf.created = res.File
 	}
+	applied := false
 	if !res.Unchanged {
-		h.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", key)
-		h.notePending(key)
+		if applied = h.applyLive(res.File, key); applied {
+			h.log.Info("config changed through the API and applied", "file", res.File, "key", key)
+		} else {
+			h.log.Info("config changed through the API; restart the gateway to apply it", "file", res.File, "key", key)
+			h.notePending(key)
+		}
 	}
 	out := api.ConfigSetResult{OK: true, File: res.File, Key: key, Created: res.Created, Backup: res.Backup, Unchanged: res.Unchanged,
-		RestartNeeded: slices.Contains(h.conf.pending, key), RestartHow: restartHow()}
+		RestartNeeded: slices.Contains(h.conf.pending, key), RestartHow: restartHow(), Applied: applied}
 	if v, err := configValue(res.File, h.cfg.StateDir, key); err == nil {
 		out.Value = v
 	} else {
 		out.Value = json.RawMessage("null") // removed: the key has no value of its own
 	}
 	api.WriteJSON(w, http.StatusOK, out)
+}
+
+// applyLive has the wiring apply key from the file as it now reads, when
+// key is a setting the running gateway can change (Config.ApplyLive).
+func (h *handler) applyLive(file, key string) bool {
+	if h.cfg.ApplyLive == nil || slices.Contains(h.conf.pending, key) {
+		return false
+	}
+	c, err := config.LoadIn(file, h.cfg.StateDir)
+	if err != nil {
+		h.log.Warn("config changed but cannot be read back to apply it", "file", file, "err", err)
+		return false
+	}
+	return h.cfg.ApplyLive(key, c)
 }
 
 // configPathOr is the file a change was refused on (h.conf.mu held).

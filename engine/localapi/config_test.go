@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/api/client"
 )
 
@@ -206,5 +207,42 @@ func TestConfigUnsetRestartPending(t *testing.T) {
 	t.Setenv("INVOCATION_ID", "0123abcd") // systemd's
 	if st, err := c.Status(ctx); err != nil || st.RestartHow != "sudo openclaw gateway restart" {
 		t.Errorf("status under systemd: %q %v", st.RestartHow, err)
+	}
+}
+
+// TestConfigAppliesLive: a setting the wiring can apply while the gateway
+// runs is applied and never reported as pending; the others still are.
+func TestConfigAppliesLive(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	file := filepath.Join(dir, "openclaw.json5")
+	if err := os.WriteFile(file, []byte("{\n  gateway: { logLevel: 'info' },\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var applied []string
+	live := func(key string, c *config.Config) bool {
+		if key != "gateway.logLevel" {
+			return false
+		}
+		applied = append(applied, c.Gateway.LogLevel)
+		return true
+	}
+	h := gatewaytest.NewHarness(t, "fake/model", nil)
+	c := client.New(serveUnix(t, New(h.G, nil, Config{ConfigFile: file, ApplyLive: live})))
+	ctx := context.Background()
+	res, err := c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.logLevel", Value: json.RawMessage(`"debug"`)})
+	if err != nil || !res.Applied || res.RestartNeeded {
+		t.Fatalf("set logLevel: %+v %v", res, err)
+	}
+	if len(applied) != 1 || applied[0] != "debug" {
+		t.Errorf("applied %q, want the new value", applied)
+	}
+	res, err = c.ConfigSet(ctx, api.ConfigSetRequest{Key: "gateway.port", Value: json.RawMessage(`18790`)})
+	if err != nil || res.Applied || !res.RestartNeeded {
+		t.Fatalf("set port: %+v %v", res, err)
+	}
+	st, err := c.Status(ctx)
+	if err != nil || len(st.RestartPending) != 1 || st.RestartPending[0] != "gateway.port" {
+		t.Errorf("restart pending: %+v %v", st.RestartPending, err)
 	}
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/dashboard"
 	"github.com/openclaw-edge/edge/engine/gateway"
 	"github.com/openclaw-edge/edge/engine/inbound"
@@ -60,6 +61,11 @@ type Config struct {
 	// found (config.Location.How), for `openclaw config validate`.
 	ConfigFile, ConfigNewFile string
 	ConfigHow                 string
+	// ApplyLive applies key of the changed config c to the running
+	// gateway when key is a setting that can change live, and reports
+	// whether it did; the others wait for a restart (config.go). nil:
+	// nothing applies live.
+	ApplyLive func(key string, c *config.Config) bool
 	// StateDir and Socket are the gateway's, for the doctor and imports.
 	StateDir, Socket string
 	Logger           *slog.Logger
@@ -208,7 +214,7 @@ func (h *handler) serveSessions(w http.ResponseWriter, r *http.Request) {
 func sessionInfo(agentID string, key engine.SessionKey, e session.Entry) api.SessionInfo {
 	return api.SessionInfo{
 		Key: string(key), AgentID: agentID, SessionID: e.SessionID, ChatType: e.ChatType, Channel: e.Channel,
-		DisplayName: e.DisplayName, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Model: e.LastModel,
+		DisplayName: e.DisplayName, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt, Model: e.LastModel, ModelOverride: e.ModelOverride,
 		InputTokens: e.InputTokens, OutputTokens: e.OutputTokens, TotalTokens: e.TotalTokens, Messages: e.Messages,
 		ContextTokens: e.ContextTokens, CompactionCount: e.CompactionCount,
 		MemoryFlushAt: e.MemoryFlushAt, MemoryFlushCompactionCount: e.MemoryFlushCompactionCount,
