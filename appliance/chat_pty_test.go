@@ -26,69 +26,12 @@ import (
 // the history survives a restart of chat; Ctrl-C at an empty prompt exits
 // 130 and Ctrl-D exits 0.
 func TestChatPTY(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end")
-	}
-	gwBin, err := exec.LookPath("openclaw-gateway")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cliBin, err := exec.LookPath("openclaw")
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The first reply streams half its text and then stalls until the
 	// gateway gives up on it: only a /stop ends that turn.
 	story := "Once upon a time there was a small garden behind a house, and in it grew tomatoes."
-	srv := openaitest.NewServer(openaitest.Reply{Text: story, Stall: true},
+	g := startChatGateway(t, openaitest.Reply{Text: story, Stall: true},
 		openaitest.Reply{Text: "Another story begins in a forest far away, where the trees talk to each other.", Stall: true})
-	defer srv.Close()
-
-	dir, err := os.MkdirTemp("", "ocpty") // short: a Unix socket path is limited
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "gw.sock")
-	cfg := filepath.Join(dir, "openclaw.json")
-	conf := `{
-  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + srv.URL + `', models: [{ id: 'echo' }] } } },
-  agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(dir, "workspace") + `' } },
-}`
-	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(),
-		"OPENCLAW_SOCKET="+sock,
-		"OPENCLAW_STATE_DIR="+filepath.Join(dir, "state"),
-		"OPENCLAW_CONFIG_DIR="+filepath.Join(dir, "cli"),
-		"HOME="+dir,
-		"TERM=xterm",
-		"GORACE=atexit_sleep_ms=0",
-	)
-
-	gw := exec.Command(gwBin, "run", "--config", cfg, "--socket", sock)
-	gw.Env = env
-	var gwLog strings.Builder
-	gw.Stdout, gw.Stderr = &lockedWriter{w: &gwLog}, &lockedWriter{w: &gwLog}
-	if err := gw.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		gw.Process.Signal(os.Interrupt)
-		gw.Wait()
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", gwLog.String())
-		}
-	}()
-	cl := client.New(sock)
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if _, err := cl.Status(context.Background()); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("gateway did not come up: %v", err)
-		}
-	}
+	cliBin, env, cl, dir := g.cliBin, g.env, g.cl, g.dir
 
 	// First chat: a message, Ctrl-C mid-reply, the next message.
 	c := startPTY(t, cliBin, env)
@@ -96,7 +39,7 @@ func TestChatPTY(t *testing.T) {
 	c.waitFor("you> ")
 	c.send("tell me a story\r")
 	c.waitFor("Once upon")
-	c.send("\x03") // Ctrl-C: the terminal sends SIGINT
+	c.send("\x03") // Ctrl-C: a key in chat's raw terminal; it stops the turn
 	c.waitFor("⏹ stopped; the session keeps your message and the partial reply (")
 	c.waitFor("you> ")
 	// /stop typed while the next reply streams does the same.
@@ -164,6 +107,124 @@ func TestChatPTY(t *testing.T) {
 	}
 	if strings.Contains(c.output(), "echo: half typed") {
 		t.Errorf("the cleared line was sent:\n%s", c.output())
+	}
+}
+
+// chatGateway is a real gateway process for the chat tests, with a fake
+// model that replies replies in order, then echoes.
+type chatGateway struct {
+	cliBin string
+	env    []string
+	cl     *client.Client
+	dir    string
+}
+
+func startChatGateway(t *testing.T, replies ...openaitest.Reply) *chatGateway {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("end-to-end")
+	}
+	gwBin, err := exec.LookPath("openclaw-gateway")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cliBin, err := exec.LookPath("openclaw")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := openaitest.NewServer(replies...)
+	t.Cleanup(srv.Close)
+
+	dir, err := os.MkdirTemp("", "ocpty") // short: a Unix socket path is limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "gw.sock")
+	cfg := filepath.Join(dir, "openclaw.json")
+	conf := `{
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + srv.URL + `', models: [{ id: 'echo' }, { id: 'other' }] } } },
+  agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(dir, "workspace") + `' } },
+}`
+	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(),
+		"OPENCLAW_SOCKET="+sock,
+		"OPENCLAW_STATE_DIR="+filepath.Join(dir, "state"),
+		"OPENCLAW_CONFIG_DIR="+filepath.Join(dir, "cli"),
+		"HOME="+dir,
+		"TERM=xterm",
+		"GORACE=atexit_sleep_ms=0",
+	)
+
+	gw := exec.Command(gwBin, "run", "--config", cfg, "--socket", sock)
+	gw.Env = env
+	var gwLog strings.Builder
+	gw.Stdout, gw.Stderr = &lockedWriter{w: &gwLog}, &lockedWriter{w: &gwLog}
+	if err := gw.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		gw.Process.Signal(os.Interrupt)
+		gw.Wait()
+		if t.Failed() {
+			t.Logf("gateway log:\n%s", gwLog.String())
+		}
+	})
+	cl := client.New(sock)
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := cl.Status(context.Background()); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("gateway did not come up: %v", err)
+		}
+	}
+	return &chatGateway{cliBin: cliBin, env: env, cl: cl, dir: dir}
+}
+
+// TestChatPTYKeysDuringReply: keys typed while a reply streams are kept
+// for the next prompt, in order — text shows in it, and a Ctrl-D pressed
+// the moment the reply shows leaves chat (it used to be lost when the
+// terminal went back to its line mode for the turn). The banner names the
+// session's model: its /model override.
+func TestChatPTYKeysDuringReply(t *testing.T) {
+	g := startChatGateway(t, openaitest.Reply{Text: "The first story begins slowly and then stalls for good.", Stall: true})
+
+	c := startPTY(t, g.cliBin, g.env)
+	c.waitFor("model fake/echo · session agent:main:main")
+	c.waitFor("you> ")
+	c.send("first\r")
+	c.waitFor("The first")
+	c.send("draft") // while the reply streams: not shown, kept
+	c.send("\x03")
+	c.waitFor("⏹ stopped")
+	c.waitFor("you> ")
+	c.waitFor("draft")
+	c.send(" again\r")
+	c.waitFor("echo: draft again")
+
+	c.waitFor("you> ")
+	c.send("/model fake/other\r")
+	c.waitFor("This session now uses fake/other.")
+	c.waitFor("you> ")
+	c.send("tell me\r")
+	c.waitFor("echo: ")
+	c.send("\x04") // at once: the turn may not have ended yet
+	if code := c.wait(); code != 0 {
+		t.Fatalf("chat after Ctrl-D exited %d, want 0\n%s", code, c.output())
+	}
+	if out := c.output(); strings.Contains(out, "(typed ahead") {
+		t.Errorf("a Ctrl-D alone was reported as a line typed ahead:\n%s", out)
+	}
+
+	// A new chat names the override.
+	c = startPTY(t, g.cliBin, g.env)
+	c.waitFor("model fake/other · session agent:main:main")
+	c.waitFor("you> ")
+	c.send("\x04")
+	if code := c.wait(); code != 0 {
+		t.Fatalf("chat after Ctrl-D exited %d, want 0\n%s", code, c.output())
 	}
 }
 

@@ -7,12 +7,13 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/chzyer/readline"
 	"github.com/spf13/cobra"
 
+	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 )
@@ -26,11 +27,13 @@ func (a *app) chatCmd() *cobra.Command {
 streams back as it is generated. A line """ starts a message of several
 lines, ended by another """ line.
 
-On a terminal chat starts with one line naming the gateway, the model and
-the session, and reads with line editing: arrow keys and Ctrl-R search the
-history (the last 1000 messages, in $OPENCLAW_CONFIG_DIR/chat_history or
-~/.config/openclaw/chat_history, private to you; approval answers are never
-saved), Tab completes slash commands.
+On a terminal chat starts with one line naming the gateway, the session's
+model (its /model choice, else its agent's) and the session, shows a
+spinner while a reply's first words are awaited, and reads with line
+editing: arrow keys and Ctrl-R search the history (the last 1000 messages,
+in $OPENCLAW_CONFIG_DIR/chat_history or ~/.config/openclaw/chat_history,
+private to you; approval answers are never saved), Tab completes slash
+commands.
 
 Slash commands go to the gateway: /new, /reset, /status, /stop, /model,
 /think, /compact, /approve <id>, /deny <id>, /help. A /word it does not know
@@ -45,6 +48,10 @@ Keys, as in a shell:
   Ctrl-C with text typed        clears the line
   Ctrl-C at an empty prompt     leaves chat (exit status 130)
   Ctrl-D at the prompt, /quit   leaves chat (exit status 0)
+Other keys typed while a reply streams are not shown then but kept, in
+order, for the next prompt, as a shell keeps what is typed while a command
+runs: text waits in the prompt, a line ended by Enter is sent once the
+reply ends, Ctrl-D leaves.
 
 When a command needs your approval, chat shows it — the command, its argv
 and binary, working directory, added environment and whether it runs in the
@@ -103,10 +110,17 @@ func (a *app) chat(ctx context.Context, key, agent string) error {
 		return chatErr(ctx, err)
 	}
 
-	in := a.chatInput(ctx)
+	// Ctrl-C typed while a turn runs (a key: chat holds the terminal raw)
+	// does what SIGINT does.
+	in := a.chatInput(ctx, func() {
+		if !interrupt(ctx) {
+			cancel(errInterrupted)
+		}
+	})
 	defer in.close()
 	if isTerminal(a.stdin) {
-		fmt.Fprintln(a.stderr, chatBanner(cl.Socket(), st, key, agent))
+		bkey, bagent := chatTarget(st, key, agent)
+		fmt.Fprintln(a.stderr, chatBanner(cl.Socket(), a.sessionModel(ctx, cl, st, bkey, bagent), bkey))
 	}
 
 	for {
@@ -162,35 +176,36 @@ func chatErr(ctx context.Context, err error) error {
 }
 
 // chatTurn runs one message: the stream shown, approvals asked inline, and
-// on a terminal the lines typed meanwhile read — /stop stops the turn.
+// on a terminal the keys typed meanwhile read — /stop stops the turn, an
+// approval's answer is taken, anything else waits for the next prompt.
 func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req api.SendRequest) (*api.Result, error) {
 	v := &turnView{out: a.stdout, err: a.stderr}
+	if a.spinnerOK() {
+		sp := startSpinner(a.stderr, spinnerDelay, spinnerEvery)
+		defer sp.end()
+		v.out, v.err = sp.before(a.stdout, true), sp.before(a.stderr, false)
+	}
 	userStop := make(chan struct{}, 1)
 	answers := make(chan string, 1)
-	var waiting atomic.Bool // an approval waits for its answer
-	typed, stopTyping := in.duringTurn(ctx)
-	defer stopTyping()
-	if typed != nil {
-		go func() {
-			for l := range typed {
-				t := strings.TrimSpace(l)
-				switch {
-				case strings.EqualFold(t, "/stop"):
-					select {
-					case userStop <- struct{}{}:
-					default:
-					}
-				case waiting.Load():
-					select {
-					case answers <- l:
-					default:
-					}
-				case t != "":
-					v.note("(not sent: the assistant is still answering; /stop or Ctrl-C stops it)")
-				}
+	defer in.duringTurn(&turnKeys{
+		stop: func() {
+			select {
+			case userStop <- struct{}{}:
+			default:
 			}
-		}()
-	}
+		},
+		answer: func(l string) {
+			select {
+			case answers <- l:
+			default:
+			}
+		},
+		ahead: func(l string) {
+			if t := strings.TrimSpace(l); t != "" {
+				v.note("(typed ahead: %s — sent when the reply ends; /stop or Ctrl-C stops the turn)", api.EscapeControl(t))
+			}
+		},
+	})()
 	// answer waits for the user's answer to an approval; false: none will
 	// come (end of input, the turn stopped).
 	answer := func() (string, bool) {
@@ -206,8 +221,12 @@ func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req
 			}
 			return "", false
 		}
-		waiting.Store(true)
-		defer waiting.Store(false)
+		select {
+		case <-answers: // an answer the last approval did not wait for
+		default:
+		}
+		in.answering(true)
+		defer in.answering(false)
 		select {
 		case l := <-answers:
 			return l, true
@@ -221,7 +240,7 @@ func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req
 		if sessionKey == "" {
 			sessionKey = req.SessionKey
 		}
-		printApprovalPrompt(a.stderr, ap)
+		printApprovalPrompt(v.err, ap)
 		l, ok := answer()
 		select {
 		case <-v.stopping:
@@ -254,14 +273,15 @@ func (a *app) chatTurn(ctx context.Context, cl *client.Client, in chatInput, req
 
 // chatInput picks how chat reads: line editing when both ends are a
 // terminal, else lines as they come (a pipe, a file, output to a file).
-func (a *app) chatInput(ctx context.Context) chatInput {
+// ctrlC is what Ctrl-C typed during a turn does.
+func (a *app) chatInput(ctx context.Context, ctrlC func()) chatInput {
 	f, ok := a.stdin.(*os.File)
 	if ok && isTerminal(a.stdin) && isTerminal(a.stdout) && os.Getenv("TERM") != "dumb" {
 		hp, err := historyPath()
 		if err != nil {
 			fmt.Fprintf(a.stderr, "openclaw: warning: %v; history is not saved\n", err)
 		}
-		t, err := newTTYInput(f, a.stdout, a.stderr, hp)
+		t, err := newTTYInput(f, a.stdout, a.stderr, hp, ctrlC)
 		if err == nil {
 			return t
 		}
@@ -307,20 +327,155 @@ func readMessage(in chatInput, errw io.Writer) (string, error) {
 	}
 }
 
-// chatBanner is the one line chat starts with on a terminal.
-func chatBanner(gateway string, st *api.Status, key, agent string) string {
+// chatTarget is the session chat talks to and its agent, resolved as the
+// gateway does (the main key assumed "main").
+func chatTarget(st *api.Status, key, agent string) (string, string) {
+	if id := engine.SessionKey(key).AgentID(); id != "" {
+		agent = id
+	}
+	if agent == "" {
+		agent = st.DefaultAgent
+	}
 	if key == "" {
-		if agent == "" {
-			agent = st.DefaultAgent
-		}
 		key = "agent:" + agent + ":main"
 	}
-	model := st.Model
+	return key, agent
+}
+
+// sessionModel is the model the session's next turn starts with: its
+// /model override, else its agent's primary model ("" when none is
+// configured). It is for the banner only: when the gateway cannot list the
+// sessions (an older one, a slow one) the agent's model is shown.
+func (a *app) sessionModel(ctx context.Context, cl *client.Client, st *api.Status, key, agent string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	list, err := cl.Sessions(ctx, agent)
+	if err != nil {
+		list = nil // the agent's model, then
+	}
+	return modelOf(st, list, key, agent)
+}
+
+// modelOf is sessionModel's answer from the gateway's status and the
+// agent's sessions.
+func modelOf(st *api.Status, sessions []api.SessionInfo, key, agent string) string {
+	for _, s := range sessions {
+		if s.Key == key && s.ModelOverride != "" {
+			return s.ModelOverride
+		}
+	}
+	if m, ok := st.AgentModels[agent]; ok {
+		return m
+	}
+	return st.Model // an older gateway names only the default agent's
+}
+
+// chatBanner is the one line chat starts with on a terminal.
+func chatBanner(gateway, model, key string) string {
 	if model == "" {
 		model = "none configured"
 	}
 	return fmt.Sprintf("openclaw chat · gateway %s · model %s · session %s · Ctrl-D or /quit to leave",
 		api.EscapeControl(gateway), api.EscapeControl(model), api.EscapeControl(key))
+}
+
+// spinnerOK reports whether chat shows a spinner while it waits for a
+// reply: only where both output streams are a terminal that can move the
+// cursor back.
+func (a *app) spinnerOK() bool {
+	return isTerminal(a.stdout) && isTerminal(a.stderr) && os.Getenv("TERM") != "dumb"
+}
+
+// How soon the spinner shows (a reply that starts at once shows none) and
+// how fast it turns.
+const (
+	spinnerDelay = 150 * time.Millisecond
+	spinnerEvery = 100 * time.Millisecond
+)
+
+// spinner shows "⠋ thinking…" on a terminal from when a message is sent
+// until its reply's first text, so that a slow first token (a local model
+// reading a long prompt, a turn queued behind another) does not look like
+// a hang. Whatever the turn prints goes through before, which erases it
+// first: a whole line on stderr (queued, a tool call) lets it come back
+// below; reply text, or a line left open (reasoning, an approval prompt),
+// ends it.
+type spinner struct {
+	term io.Writer
+	quit chan struct{}
+	done chan struct{}
+
+	mu    sync.Mutex
+	shown bool // drawn on the current line
+	over  bool // never again
+}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func startSpinner(term io.Writer, delay, every time.Duration) *spinner {
+	s := &spinner{term: term, quit: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		for i := 0; ; i++ {
+			select {
+			case <-t.C:
+			case <-s.quit:
+				return
+			}
+			s.mu.Lock()
+			if s.over {
+				s.mu.Unlock()
+				return
+			}
+			fmt.Fprintf(s.term, "\r%s thinking…", spinnerFrames[i%len(spinnerFrames)])
+			s.shown = true
+			s.mu.Unlock()
+			t.Reset(every)
+		}
+	}()
+	return s
+}
+
+// eraseLocked removes the spinner from the screen.
+func (s *spinner) eraseLocked() {
+	if s.shown {
+		io.WriteString(s.term, "\r\x1b[K")
+		s.shown = false
+	}
+}
+
+// end erases the spinner for good.
+func (s *spinner) end() {
+	s.mu.Lock()
+	s.over = true
+	s.eraseLocked()
+	s.mu.Unlock()
+	close(s.quit)
+	<-s.done
+}
+
+// before returns w (stdout when reply, else stderr), which erases the
+// spinner before each write.
+func (s *spinner) before(w io.Writer, reply bool) io.Writer {
+	return spinnerWriter{s: s, w: w, reply: reply}
+}
+
+type spinnerWriter struct {
+	s     *spinner
+	w     io.Writer
+	reply bool
+}
+
+func (sw spinnerWriter) Write(p []byte) (int, error) {
+	sw.s.mu.Lock()
+	defer sw.s.mu.Unlock()
+	sw.s.eraseLocked()
+	if sw.reply || len(p) > 0 && p[len(p)-1] != '\n' {
+		sw.s.over = true
+	}
+	return sw.w.Write(p)
 }
 
 // isTerminal reports whether f is a terminal (not merely a character

@@ -3,16 +3,15 @@
 package command
 
 import (
-	"context"
+	"io"
 	"os"
 )
 
 const oNoFollow = 0 // the Lstat check before opening stands alone here
 
-// pollLines: no reading during a turn here (Ctrl-C still stops it).
-func pollLines(ctx context.Context, in *os.File) (<-chan string, <-chan struct{}) {
-	ch, done := make(chan string), make(chan struct{})
-	close(ch)
-	close(done)
-	return ch, done
-}
+// openKeyboard: here readline reads the terminal itself, and keys typed
+// during a turn are not read then (Ctrl-C still stops it, as SIGINT).
+func openKeyboard(*os.File, io.Writer, func()) (*keyboard, error) { return nil, nil }
+
+// termWidth is not needed without a keyboard.
+func termWidth(io.Writer) int { return 80 }

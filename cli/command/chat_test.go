@@ -315,3 +315,175 @@ func waitUntil(t *testing.T, cond func() bool) {
 		}
 	}
 }
+
+// TestKeyboardDuringTurn: while a turn runs the keyboard keeps every key
+// for the next prompt, in order, except Ctrl-C, a "/stop" line and the
+// answer to an approval, which go to the turn.
+func TestKeyboardDuringTurn(t *testing.T) {
+	tests := []struct {
+		name       string
+		before     string // typed before the turn
+		keys       string // typed during the turn
+		answerKeys string // typed after answering(true), then answering(false)
+		wantCalls  []string
+		wantEcho   string
+		wantAhead  string // what the next prompt reads
+	}{
+		{name: "Ctrl-D waits for the prompt", keys: "\x04", wantAhead: "\x04"},
+		{name: "text and Ctrl-D in order", before: "x", keys: "abc\x04", wantAhead: "xabc\x04"},
+		{name: "a line waits too", keys: "next one\r", wantCalls: []string{"ahead next one"}, wantAhead: "next one\r"},
+		{name: "/stop is taken", keys: "/stop\r", wantCalls: []string{"stop"}},
+		{name: "/stop as edited", keys: "/STx\x7fOP \r", wantCalls: []string{"stop"}},
+		{name: "/stop after other keys", keys: "ab\r\x04/stop\rcd", wantCalls: []string{"ahead ab", "stop"}, wantAhead: "ab\r\x04cd"},
+		{name: "text before /stop is one line", keys: "ab/stop\r", wantCalls: []string{"ahead ab/stop"}, wantAhead: "ab/stop\r"},
+		{name: "Ctrl-C goes to the turn", keys: "a\x03b\x03", wantCalls: []string{"ctrl-c", "ctrl-c"}, wantAhead: "ab"},
+		{name: "an answer", keys: "ab", answerKeys: "ox\x7f\r", wantCalls: []string{"answer o"}, wantEcho: "ox\b \b\n", wantAhead: "ab"},
+		{name: "Ctrl-D answers empty", answerKeys: "\x04", wantCalls: []string{"answer "}, wantEcho: "\n"},
+		{name: "an unfinished answer is dropped", answerKeys: "on\x1b[D", wantEcho: "on\n"},
+		{name: "Ctrl-U in an answer", answerKeys: "no\x15a\r", wantCalls: []string{"answer a"}, wantEcho: "no\b \b\b \ba\n"},
+		{name: "a multibyte answer", answerKeys: "é\x7f\r", wantCalls: []string{"answer "}, wantEcho: "\xc3\xa9\b \b\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var echo bytes.Buffer
+			var calls []string
+			k := newKeyboard(&echo, func() { calls = append(calls, "ctrl-c") }, nil, nil)
+			k.feed([]byte(tt.before))
+			end := k.startTurn(&turnKeys{
+				stop:   func() { calls = append(calls, "stop") },
+				answer: func(l string) { calls = append(calls, "answer "+l) },
+				ahead:  func(l string) { calls = append(calls, "ahead "+l) },
+			})
+			k.feed([]byte(tt.keys))
+			if tt.answerKeys != "" {
+				k.answering(true)
+				k.feed([]byte(tt.answerKeys))
+				k.answering(false)
+			}
+			end()
+			k.ended(io.EOF)
+			ahead, err := io.ReadAll(k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(ahead) != tt.wantAhead {
+				t.Errorf("the next prompt reads %q, want %q", ahead, tt.wantAhead)
+			}
+			if !slices.Equal(calls, tt.wantCalls) {
+				t.Errorf("calls %q, want %q", calls, tt.wantCalls)
+			}
+			if echo.String() != tt.wantEcho {
+				t.Errorf("echo %q, want %q", echo.String(), tt.wantEcho)
+			}
+		})
+	}
+}
+
+// TestKeyboardRead: outside a turn the line editor reads every key as it
+// comes; during one it waits, and gets what was typed ahead once the turn
+// ends.
+func TestKeyboardRead(t *testing.T) {
+	k := newKeyboard(io.Discard, func() {}, nil, nil)
+	k.feed([]byte("hi\r"))
+	buf := make([]byte, 16)
+	if n, err := k.Read(buf); err != nil || string(buf[:n]) != "hi\r" {
+		t.Fatalf("Read = %q, %v", buf[:n], err)
+	}
+	end := k.startTurn(&turnKeys{ahead: func(string) {}})
+	got := make(chan string, 1)
+	go func() {
+		n, _ := k.Read(buf)
+		got <- string(buf[:n])
+	}()
+	k.feed([]byte("\x04"))
+	select {
+	case s := <-got:
+		t.Fatalf("read %q while the turn ran", s)
+	case <-time.After(50 * time.Millisecond):
+	}
+	end()
+	select {
+	case s := <-got:
+		if s != "\x04" {
+			t.Errorf("after the turn: %q", s)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the key typed during the turn never came")
+	}
+}
+
+func TestEditLine(t *testing.T) {
+	for keys, want := range map[string]string{
+		"abc":               "abc",
+		"ab\x7fc":           "ac",
+		"ab\x08\x08\x08x":   "x",
+		"one two\x17":       "one ",
+		"one two  \x17":     "one ",
+		"abc\x15d":          "d",
+		"a\x1b[Ab\x1bOHc":   "abc",
+		"a\x1b[1;5Cb":       "ab",
+		"a\x04\x01b\t":      "ab",
+		"héllo\x7f\x7f\x7f": "hé",
+	} {
+		if got := editLine([]byte(keys)); got != want {
+			t.Errorf("editLine(%q) = %q, want %q", keys, got, want)
+		}
+	}
+}
+
+// TestChatBanner: the banner names the session's model, which its /model
+// override decides.
+func TestChatBanner(t *testing.T) {
+	st := &api.Status{DefaultAgent: "main", Model: "local/qwen3", AgentModels: map[string]string{"main": "local/qwen3", "work": "ollama/llama3.2", "bare": ""}}
+	tests := []struct {
+		key, agent       string
+		sessions         []api.SessionInfo
+		wantKey, wantAgt string
+		wantModel        string
+	}{
+		{wantKey: "agent:main:main", wantAgt: "main", wantModel: "local/qwen3"},
+		{agent: "work", wantKey: "agent:work:main", wantAgt: "work", wantModel: "ollama/llama3.2"},
+		{key: "agent:work:x", wantKey: "agent:work:x", wantAgt: "work", wantModel: "ollama/llama3.2"},
+		{key: "agent:main:main", sessions: []api.SessionInfo{{Key: "agent:main:main", Model: "local/qwen3", ModelOverride: "openai/gpt-4o"}},
+			wantKey: "agent:main:main", wantAgt: "main", wantModel: "openai/gpt-4o"},
+		{key: "agent:main:other", sessions: []api.SessionInfo{{Key: "agent:main:main", ModelOverride: "openai/gpt-4o"}},
+			wantKey: "agent:main:other", wantAgt: "main", wantModel: "local/qwen3"},
+		{agent: "bare", wantKey: "agent:bare:main", wantAgt: "bare", wantModel: ""},
+	}
+	for _, tt := range tests {
+		key, agent := chatTarget(st, tt.key, tt.agent)
+		if key != tt.wantKey || agent != tt.wantAgt {
+			t.Errorf("chatTarget(%q, %q) = %q, %q", tt.key, tt.agent, key, agent)
+		}
+		if got := modelOf(st, tt.sessions, key, agent); got != tt.wantModel {
+			t.Errorf("%s: model %q, want %q", key, got, tt.wantModel)
+		}
+	}
+	if got := chatBanner("/run/gw.sock", "", "agent:bare:main"); !strings.Contains(got, "model none configured · session agent:bare:main") {
+		t.Errorf("banner = %q", got)
+	}
+}
+
+// TestSpinner: the spinner turns until the reply's first text, a note
+// line lets it come back, and each write erases it first.
+func TestSpinner(t *testing.T) {
+	var term syncBuffer
+	s := startSpinner(&term, 0, time.Millisecond)
+	waitUntil(t, func() bool { return strings.Contains(term.String(), "thinking…") })
+	errw := s.before(&term, false)
+	io.WriteString(errw, "… queued\n")
+	if !strings.Contains(term.String(), "thinking…\r\x1b[K… queued\n") {
+		t.Fatalf("the note did not erase the spinner: %q", term.String())
+	}
+	waitUntil(t, func() bool { return strings.Contains(term.String(), "… queued\n\r") })
+	io.WriteString(s.before(&term, true), "Hello")
+	before := term.String()
+	if !strings.HasSuffix(before, "\r\x1b[KHello") {
+		t.Fatalf("reply text did not erase the spinner: %q", before)
+	}
+	time.Sleep(20 * time.Millisecond)
+	s.end()
+	if term.String() != before {
+		t.Errorf("the spinner came back after the reply started: %q", term.String())
+	}
+}

@@ -45,6 +45,14 @@ func take(ctx context.Context, fn func()) (release func()) {
 	}
 }
 
+// interrupt runs ctx's Ctrl-C handler, as SIGINT does, and reports
+// whether there was one: chat holds the terminal in raw mode, where Ctrl-C
+// arrives as a key instead of a signal.
+func interrupt(ctx context.Context) bool {
+	in, _ := ctx.Value(interruptsKey{}).(*interrupts)
+	return in != nil && in.fire()
+}
+
 // fire runs the handler and reports whether there was one.
 func (in *interrupts) fire() bool {
 	in.mu.Lock()

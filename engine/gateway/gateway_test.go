@@ -308,6 +308,13 @@ func TestStopAbortsTurn(t *testing.T) {
 	if e.OpenTurn != "" {
 		t.Error("aborted turn left open")
 	}
+	// The user stopped it: no failure for status to report.
+	if st := h.G.Status(); st.LastError != "" {
+		t.Errorf("last error after /stop = %q", st.LastError)
+	}
+	if res, _, err := h.Send(t, "/status"); err != nil || strings.Contains(res.Reply, "Last error") {
+		t.Errorf("/status after /stop: %+v %v", res, err)
+	}
 }
 
 func TestSessionsRunInParallelTurnsInOrder(t *testing.T) {

@@ -34,6 +34,10 @@ func (g *Gateway) Status() api.Status {
 	st.UptimeSeconds = g.cfg.Now().Sub(g.started).Seconds()
 	st.RSSBytes = rss()
 	st.Model = g.agents[g.cfg.DefaultAgent].Model
+	st.AgentModels = make(map[string]string, len(g.agents))
+	for id, ag := range g.agents {
+		st.AgentModels[id] = ag.Model
+	}
 	if list, err := g.cfg.Sessions.List(""); err == nil {
 		st.Sessions = len(list)
 		// Open turns that no turn of this process runs were cut by a crash

@@ -603,10 +603,14 @@ func (g *Gateway) failTurnAfter(ag *Agent, key engine.SessionKey, o *Origin, res
 	if e := g.cfg.Sessions.EndTurnWith(ag.ID, key, usage, contextTokens, "", records, closing...); e != nil {
 		g.log.Error("could not close a failed turn", "session", key, "err", e)
 	}
-	g.mu.Lock()
-	g.lastError = err.Error()
-	g.lastErrAt = g.cfg.Now()
-	g.mu.Unlock()
+	// A stopped turn (the user's /stop or Ctrl-C, a shutdown) did not
+	// fail: status's last error is for what went wrong.
+	if kind != engine.ErrAborted {
+		g.mu.Lock()
+		g.lastError = err.Error()
+		g.lastErrAt = g.cfg.Now()
+		g.mu.Unlock()
+	}
 	g.log.Warn("turn failed", "session", key, "kind", kind, "err", err)
 	return &api.Error{Code: code, Message: msg}
 }
