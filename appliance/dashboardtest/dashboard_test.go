@@ -191,7 +191,26 @@ func (b *box) cli(args ...string) ([]byte, error) {
 	return out, nil
 }
 
-func startBox(t testing.TB) *box {
+// withFakes is the shipped defaults with a fake remote model, a
+// BlueBubbles bridge (dmPolicy pairing), exec approvals always asked, and
+// the TLS listener on loopback.
+func withFakes(b *box, port int) string {
+	return `{
+  // the shipped defaults, with a fake remote model and a BlueBubbles bridge
+  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + b.model.URL + `', models: [{ id: 'echo' }] } } },
+  agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(b.dir, "workspace") + `' } },
+  tools: { exec: { ask: 'always' } },
+  channels: { imessage: { backend: 'bluebubbles', dmPolicy: 'pairing',
+    bluebubbles: { serverUrl: '` + b.bb.URL + `', password: '` + bbPassword + `', webhookListen: '` + b.hook + `' } } },
+  gateway: { bind: '127.0.0.1', port: ` + fmt.Sprint(port) + ` },
+}`
+}
+
+func startBox(t testing.TB) *box { return startBoxWith(t, withFakes) }
+
+// startBoxWith runs a gateway on the config config returns, and pairs a
+// "laptop" with it over TLS.
+func startBoxWith(t testing.TB, config func(b *box, port int) string) *box {
 	dir, err := os.MkdirTemp("", "ocui") // short: a socket path is limited
 	if err != nil {
 		t.Fatal(err)
@@ -205,15 +224,7 @@ func startBox(t testing.TB) *box {
 	b.hook = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	port := freePort(t)
 	cfg := filepath.Join(dir, "openclaw.json")
-	conf := `{
-  // the shipped defaults, with a fake remote model and a BlueBubbles bridge
-  models: { providers: { fake: { api: 'openai-completions', baseUrl: '` + b.model.URL + `', models: [{ id: 'echo' }] } } },
-  agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(dir, "workspace") + `' } },
-  tools: { exec: { ask: 'always' } },
-  channels: { imessage: { backend: 'bluebubbles', dmPolicy: 'pairing',
-    bluebubbles: { serverUrl: '` + bb.URL + `', password: '` + bbPassword + `', webhookListen: '` + b.hook + `' } } },
-  gateway: { bind: '127.0.0.1', port: ` + fmt.Sprint(port) + ` },
-}`
+	conf := config(b, port)
 	if err := os.WriteFile(cfg, []byte(conf), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -531,4 +542,42 @@ func BenchmarkFirstPaint(b *testing.B) {
 	}
 	b.ReportMetric(fcp/float64(b.N), "fcp-ms")
 	b.ReportMetric(ready/float64(b.N), "ready-ms")
+}
+
+// TestDashboardFirstVisit: a box on the shipped defaults, whose default
+// model is not installed, opens at the onboarding steps; the owner and the
+// time zone set there land in the gateway's config file, comments kept.
+func TestDashboardFirstVisit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end, in a browser")
+	}
+	chromiumPath(t)
+	b := startBoxWith(t, func(b *box, port int) string {
+		return `// my box
+{
+  agents: { defaults: { workspace: '` + filepath.Join(b.dir, "workspace") + `' } },
+  gateway: { bind: '127.0.0.1', port: ` + fmt.Sprint(port) + ` }, // for the laptop
+}`
+	})
+	link := b.dashboard(t)
+	ctx := browser(t)
+	must(t, ctx, "the first visit is the onboarding", chromedp.Navigate(link), chromedp.WaitVisible(chromedp.ID("onboard-step-model")))
+	must(t, ctx, "the owner",
+		chromedp.SetValue(chromedp.ID("onboard-owner-channel"), "whatsapp"),
+		chromedp.SendKeys(chromedp.ID("onboard-owner-handle"), "+15551234567"),
+		chromedp.Click(chromedp.ID("onboard-owner-go")),
+		chromedp.WaitVisible(chromedp.Search(`//*[@id="onboard-step-owner"]//li[contains(., "commands.ownerAllowFrom")]`)))
+	must(t, ctx, "the time zone",
+		chromedp.SetValue(chromedp.ID("onboard-tz"), "Europe/Madrid"),
+		chromedp.Click(chromedp.ID("onboard-tz-go")),
+		chromedp.WaitVisible(chromedp.Search(`//*[@id="onboard-step-tz"]//li[contains(., "userTimezone")]`)))
+	raw, err := os.ReadFile(filepath.Join(b.dir, "openclaw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"// my box", "// for the laptop", `"whatsapp:+15551234567"`, `"Europe/Madrid"`} {
+		if !strings.Contains(string(raw), want) {
+			t.Errorf("config file lacks %s:\n%s", want, raw)
+		}
+	}
 }
