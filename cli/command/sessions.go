@@ -1,11 +1,13 @@
 package command
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -148,6 +150,62 @@ the store, the next message starts from an empty context.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the new session as JSON")
+	return cmd
+}
+
+func (a *app) sessionsDeleteCmd() *cobra.Command {
+	var yes, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "delete KEY",
+		Short: "Delete a session and its transcript",
+		Long: `Delete the session KEY for good: its entry (toggles, model override, token
+counters) and its current transcript, together. A turn running in the session
+finishes first; while one waits for an exec approval the gateway refuses:
+answer it (openclaw approvals deny ID) and delete again. The next message to
+KEY starts a new session.
+
+Earlier transcripts of KEY (those /new, a daily reset or an import replaced)
+are not deleted: they stay exportable by id (openclaw sessions export --id).
+To keep the current one, export it first.
+
+On a terminal it asks before deleting; --yes skips the question. When stdin
+is not a terminal (a script, a pipe) it refuses without --yes.
+
+--json prints the session as it was.`,
+		Example: `  openclaw sessions delete agent:main:scratch
+  openclaw sessions export agent:main:old -o old.jsonl && openclaw sessions delete agent:main:old --yes`,
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: a.completeKeyArg,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key := args[0]
+			if err := checkKey("", key); err != nil {
+				return err
+			}
+			if !yes {
+				if !isTerminal(a.stdin) {
+					return usagef("stdin is not a terminal, so there is no one to ask: give --yes to delete %s", api.EscapeControl(key))
+				}
+				fmt.Fprintf(a.stderr, "Delete session %s and its transcript? This cannot be undone. [y/N]: ", api.EscapeControl(key))
+				answer, _ := bufio.NewReader(a.stdin).ReadString('\n')
+				switch strings.ToLower(strings.TrimSpace(answer)) {
+				case "y", "yes":
+				default:
+					return &api.Error{Code: api.CodeAborted, Message: fmt.Sprintf("%s was not deleted", api.EscapeControl(key))}
+				}
+			}
+			info, err := a.client().Delete(cmd.Context(), key)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSON(a.stdout, info)
+			}
+			fmt.Fprintf(a.stdout, "deleted %s (session %s, %d messages)\n", api.EscapeControl(info.Key), api.EscapeControl(shortID(info.SessionID)), info.Messages)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVarP(&yes, "yes", "y", false, "delete without asking")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the deleted session as JSON")
 	return cmd
 }
 

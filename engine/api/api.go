@@ -26,6 +26,7 @@ const (
 	PathSessions       = "/v1/sessions"         // GET ?agent= → []SessionInfo
 	PathSessionHistory = "/v1/sessions/history" // GET ?key= → History
 	PathSessionReset   = "/v1/sessions/reset"   // POST ?key= → SessionInfo
+	PathSessionDelete  = "/v1/sessions/delete"  // POST ?key= → SessionInfo (as it was); waits for a running turn; 409 while an exec approval is pending
 	PathSessionExport  = "/v1/sessions/export"  // GET ?key=|?id=[&format=v3|v4] → OpenClaw JSONL (application/x-ndjson)
 	PathSessionImport  = "/v1/sessions/import"  // POST [?key=][&ifExists=rename|skip|fail][&updatedAt=RFC3339] body JSONL (streamed) → ImportResult
 	// Exec approvals (docs/design.md §3.7): the pending ones, and the owner's

@@ -40,6 +40,7 @@ var Routes = []Route{
 	{http.MethodGet, PathSessions, Read},
 	{http.MethodGet, PathSessionHistory, Read},
 	{http.MethodPost, PathSessionReset, Write},
+	{http.MethodPost, PathSessionDelete, Write}, // the session and its transcript, for good
 	{http.MethodGet, PathSessionExport, Read},
 	{http.MethodPost, PathSessionImport, Write},
 	{http.MethodGet, PathApprovals, Read},

@@ -139,6 +139,20 @@ func (g *Gateway) Decide(key engine.SessionKey, id string, d tool.Decision) (api
 	return p.info(), nil
 }
 
+// pendingApprovalIn returns the id of an approval pending in the session
+// key; "" when there is none.
+func (g *Gateway) pendingApprovalIn(key engine.SessionKey) string {
+	now := g.cfg.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for id, p := range g.pending {
+		if p.key == key && p.closed == "" && now.Before(p.expiresAt) {
+			return id
+		}
+	}
+	return ""
+}
+
 // approver asks the session's owner through the turn's event stream and
 // the approvals table.
 type approver struct {

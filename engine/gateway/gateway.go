@@ -23,7 +23,7 @@
 //
 // Where things are, one job a file:
 //
-//	gateway.go       Config, New, Send (a message from the control API), RunTurn, session targets
+//	gateway.go       Config, New, Send (a message from the control API), RunTurn, session targets, Delete
 //	turn.go          the turn runner: one message → model loop → reply committed with the turn's end
 //	status.go        the gateway's status (others add theirs with OnStatus)
 //	approvals.go     the pending exec approvals a turn waits on (/approve, /deny)
@@ -367,6 +367,56 @@ func (g *Gateway) Allowlist() Allowlist { return g.cfg.Allowlist }
 func (g *Gateway) Lane(ctx context.Context, key engine.SessionKey) (release func(), err error) {
 	release, _, err = g.lanes.Acquire(ctx, string(key))
 	return release, err
+}
+
+// Delete removes the session key of agentID for good: its entry and its
+// current transcript in one transaction (session.Manager.Delete), and
+// returns the entry as it was. It waits for the session's lane first, as a
+// reset does, so a running turn (or prewarm) ends on its own and is never
+// cut under it; ctx ends the wait. What the gateway keeps in memory about
+// the session goes too: the request shape a prewarm after /compact uses.
+// The error is an *api.Error: not_found when there is no such session.
+//
+// An exec approval pending in the session refuses the delete (conflict)
+// before any wait: its turn holds the lane until the owner answers, and a
+// delete must not answer for them (allowing would run the command; a
+// silent denial would be a decision nobody made). The owner denies it (or
+// /stops the turn) and deletes again. An approval raised while Delete
+// waits holds it like the rest of the turn, up to the approval timeout.
+//
+// Nothing else is kept per session: model and thinking overrides live in
+// the entry; the cancel func of a running turn and an idempotent turn's
+// log end with the turn; the dedup records of its messages stay in the
+// store, so a retried message is still not run twice. A local model's
+// KV cache slot is keyed by the session id, which no request names again:
+// the runner evicts it when it needs the room (the gateway has no way to
+// drop a runner's slot).
+func (g *Gateway) Delete(ctx context.Context, agentID string, key engine.SessionKey) (session.Entry, error) {
+	ag, key, err := g.target(agentID, string(key))
+	if err != nil {
+		return session.Entry{}, err
+	}
+	if id := g.pendingApprovalIn(key); id != "" {
+		return session.Entry{}, &api.Error{Code: api.CodeConflict, Message: fmt.Sprintf(
+			"session %s has a turn waiting for exec approval %s: answer it first (`openclaw approvals deny %s`), then delete the session", key, id, id)}
+	}
+	release, err := g.Lane(ctx, key)
+	if err != nil {
+		return session.Entry{}, &api.Error{Code: api.CodeAborted, Message: "cancelled while waiting for the session's running turn"}
+	}
+	defer release()
+	e, err := g.cfg.Sessions.Delete(ag.ID, key)
+	if errors.Is(err, session.ErrNotFound) {
+		return session.Entry{}, &api.Error{Code: api.CodeNotFound, Message: fmt.Sprintf("no session %s (see `openclaw sessions list`)", key)}
+	}
+	if err != nil {
+		return session.Entry{}, g.Internal("delete the session", err)
+	}
+	g.mu.Lock()
+	delete(g.shapes, key)
+	g.mu.Unlock()
+	g.log.Info("session deleted", "session", key, "sessionId", e.SessionID, "messages", e.Messages)
+	return e, nil
 }
 
 // Busy reports whether a turn of the session runs or waits (the

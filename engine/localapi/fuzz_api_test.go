@@ -16,9 +16,10 @@ import (
 )
 
 // FuzzAPIRequests sends arbitrary bodies and query strings to the control
-// API's request-decoding handlers (send, reset, import, history, export):
-// bad input gets a response, never a panic (docs/design.md §10). The model
-// echoes; no tool can run outside the fuzz's own workspace (no exec).
+// API's request-decoding handlers (send, reset, import, history, export,
+// delete): bad input gets a response, never a panic (docs/design.md §10).
+// The model echoes; no tool can run outside the fuzz's own workspace (no
+// exec).
 func FuzzAPIRequests(f *testing.F) {
 	db, ws := gatewaytest.State(f, f.TempDir())
 	g, err := gateway.New(gateway.Config{
@@ -41,6 +42,7 @@ func FuzzAPIRequests(f *testing.F) {
 		{http.MethodGet, api.PathSessionExport},
 		{http.MethodGet, api.PathSessions},
 		{http.MethodPut, api.PathWorkspaceFile},
+		{http.MethodPost, api.PathSessionDelete},
 	}
 	f.Add(uint8(0), "", []byte(`{"text":"hello"}`))
 	f.Add(uint8(0), "", []byte(`{"text":"/status","sessionKey":"agent:main:main"}`))
@@ -59,6 +61,8 @@ func FuzzAPIRequests(f *testing.F) {
 		`{"type":"reset","id":"r","parentId":null,"reason":"new"}`+"\n"))
 	f.Add(uint8(6), "path=memory/a.md", []byte("hello"))
 	f.Add(uint8(6), "path=../a.md&overwrite=1&dryRun=1", []byte("x"))
+	f.Add(uint8(7), "key=agent:main:main", []byte{})
+	f.Add(uint8(7), "key=agent:main:nope&agent=ghost", []byte{})
 	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte) {
 		rt := routes[int(route)%len(routes)]
 		u := rt.path

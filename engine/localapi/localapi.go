@@ -9,7 +9,7 @@
 //
 // Where things are, one job a file:
 //
-//	localapi.go   New, status, messages (the CLI's turns), sessions, reset, export
+//	localapi.go   New, status, messages (the CLI's turns), sessions, reset, delete, export
 //	channels.go   channels, pairing, outbound sends, login and logout
 //	approvals.go  pending exec approvals and the allowlist
 //	config.go     config get|set|validate on the gateway's own file
@@ -114,6 +114,7 @@ func (h *handler) routes() []Route {
 		{"GET", api.PathSessions, h.serveSessions},
 		{"GET", api.PathSessionHistory, h.serveHistory},
 		{"POST", api.PathSessionReset, h.serveReset},
+		{"POST", api.PathSessionDelete, h.serveDelete},
 		{"GET", api.PathSessionExport, h.serveExport},
 		{"POST", api.PathSessionImport, h.serveImport},
 		{"PUT", api.PathWorkspaceFile, h.serveWorkspaceFile},
@@ -310,6 +311,23 @@ func (h *handler) serveReset(w http.ResponseWriter, r *http.Request) {
 	e, err := h.gw.Sessions().Reset(ag.ID, key, meta)
 	if err != nil {
 		api.WriteError(w, asAPIError(h.gw.Internal("reset the session", err)))
+		return
+	}
+	api.WriteJSON(w, http.StatusOK, sessionInfo(ag.ID, key, e))
+}
+
+// serveDelete removes the session ?key= and its current transcript
+// (gateway.Delete: after its running turn) and answers the session as it
+// was.
+func (h *handler) serveDelete(w http.ResponseWriter, r *http.Request) {
+	ag, key, err := h.keyParam(r)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
+		return
+	}
+	e, err := h.gw.Delete(r.Context(), ag.ID, key)
+	if err != nil {
+		api.WriteError(w, asAPIError(err))
 		return
 	}
 	api.WriteJSON(w, http.StatusOK, sessionInfo(ag.ID, key, e))

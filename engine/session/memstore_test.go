@@ -157,6 +157,18 @@ func (s *memStore) ImportTranscript(agentID string, key engine.SessionKey, h tra
 	return nil
 }
 
+func (s *memStore) DeleteSession(agentID string, key engine.SessionKey) (session.Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.sessions[agentID][key]
+	if !ok {
+		return session.Entry{}, session.ErrNotFound
+	}
+	delete(s.sessions[agentID], key)
+	delete(s.transcripts, e.SessionID)
+	return e, nil
+}
+
 // clone deep-copies an entry through its JSON form, as a real store would.
 func clone(e transcript.Entry) transcript.Entry {
 	b, err := json.Marshal(e)

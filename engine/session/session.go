@@ -30,6 +30,10 @@
 //     (Manager.Outcome).
 //   - Token counters add Usage.Input and Usage.Output; TotalTokens adds
 //     Usage.TotalTokens, or the sum of all four counts when it is zero.
+//   - Delete removes the entry and its current transcript only: earlier
+//     transcripts of the key are not linked to it (Store.DeleteSession).
+//     The dedup records of its messages stay, so a retry is still not run
+//     twice; Outcome then reports the turn's state without its answer.
 package session
 
 import (
@@ -137,6 +141,11 @@ type Store interface {
 	// ImportTranscript stores a whole transcript under the new session id
 	// h.ID (an error if it is in use) and points key at it with entry e.
 	ImportTranscript(agentID string, key engine.SessionKey, h transcript.Header, entries []transcript.Entry, e Entry) error
+	// DeleteSession removes the entry at key and the transcript of its
+	// SessionID in one transaction and returns the entry as it was; an
+	// error wrapping ErrNotFound when there is no entry. Transcripts the
+	// key pointed at before (replaced by a reset or an import) may stay.
+	DeleteSession(agentID string, key engine.SessionKey) (Entry, error)
 }
 
 // DedupStore is an optional Store extension that remembers, per dedup key,
@@ -562,6 +571,21 @@ func (m *Manager) Update(agentID string, key engine.SessionKey, fn func(*Entry) 
 	return e, nil
 }
 
+// Delete removes the session at key, its entry and its current
+// transcript, in one transaction, and returns the entry as it was: an
+// error wrapping ErrNotFound when there is none. The caller keeps turns of
+// key from running meanwhile (the gateway holds the session's lane).
+func (m *Manager) Delete(agentID string, key engine.SessionKey) (Entry, error) {
+	if err := checkKey(agentID, key); err != nil {
+		return Entry{}, err
+	}
+	e, err := m.st.DeleteSession(agentID, key)
+	if err != nil {
+		return Entry{}, fmt.Errorf("delete %s: %w", key, err)
+	}
+	return e, nil
+}
+
 // Get returns the entry at key.
 func (m *Manager) Get(agentID string, key engine.SessionKey) (Entry, bool, error) {
 	return m.st.Session(agentID, key)
@@ -716,6 +740,11 @@ func (m *Manager) Outcome(dedupKey string) (TurnOutcome, bool, error) {
 		if h, entries, err = m.st.Transcript(rec.SessionID); err == nil {
 			err = find(h, entries)
 		}
+	}
+	if errors.Is(err, ErrNotFound) {
+		// The session was deleted since: its state is known, its answer
+		// is gone.
+		err = nil
 	}
 	if err != nil {
 		return TurnOutcome{}, false, fmt.Errorf("outcome of %s: %w", dedupKey, err)

@@ -314,6 +314,17 @@ func (c *Client) Reset(ctx context.Context, key string) (*api.SessionInfo, error
 	return &s, nil
 }
 
+// Delete removes the session under key and its current transcript, and
+// returns the session as it was. The gateway waits for a running turn of
+// the session to end first.
+func (c *Client) Delete(ctx context.Context, key string) (*api.SessionInfo, error) {
+	var s api.SessionInfo
+	if err := c.callJSON(ctx, http.MethodPost, api.PathSessionDelete, keyQuery(key), nil, "", &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // Export writes the session's transcript as OpenClaw JSONL to w.
 func (c *Client) Export(ctx context.Context, key string, w io.Writer) error {
 	resp, err := c.do(ctx, http.MethodGet, api.PathSessionExport, keyQuery(key), nil, "")

@@ -98,6 +98,12 @@ func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			Entries: []json.RawMessage{json.RawMessage(`{"type":"message","id":"e1"}`)}})
 	case "POST " + api.PathSessionReset:
 		writeJSON(w, 200, api.SessionInfo{Key: key, SessionID: "s2"})
+	case "POST " + api.PathSessionDelete:
+		if key != "agent:main:main" {
+			writeJSON(w, 404, api.Error{Code: api.CodeNotFound, Message: "no session " + key})
+			return
+		}
+		writeJSON(w, 200, api.SessionInfo{Key: key, SessionID: "s1", Messages: 3})
 	case "GET " + api.PathSessionExport:
 		if key != "agent:main:main" {
 			writeJSON(w, 404, api.Error{Code: api.CodeNotFound, Message: "no session " + key})
@@ -218,6 +224,10 @@ func TestCalls(t *testing.T) {
 	if err != nil || info.SessionID != "s2" || info.Key != "agent:main:main" {
 		t.Errorf("Reset = %+v, %v", info, err)
 	}
+	gone, err := c.Delete(ctx, "agent:main:main")
+	if err != nil || gone.SessionID != "s1" || gone.Messages != 3 {
+		t.Errorf("Delete = %+v, %v", gone, err)
+	}
 	var buf bytes.Buffer
 	if err := c.Export(ctx, "agent:main:main", &buf); err != nil || !strings.HasPrefix(buf.String(), `{"type":"session"`) {
 		t.Errorf("Export = %q, %v", buf.String(), err)
@@ -233,6 +243,7 @@ func TestCalls(t *testing.T) {
 		"GET /v1/sessions?agent=work",
 		"GET /v1/sessions/history?key=agent%3Amain%3Amain",
 		"POST /v1/sessions/reset?key=agent%3Amain%3Amain",
+		"POST /v1/sessions/delete?key=agent%3Amain%3Amain",
 		"GET /v1/sessions/export?key=agent%3Amain%3Amain",
 		"POST /v1/sessions/import?key=agent%3Amain%3Aold",
 	}
@@ -254,6 +265,9 @@ func TestErrors(t *testing.T) {
 	err = c.Export(ctx, "agent:main:nope", &buf)
 	if !errors.As(err, &apiErr) || apiErr.Code != api.CodeNotFound || buf.Len() != 0 {
 		t.Errorf("Export(missing) = %v, wrote %q", err, buf.String())
+	}
+	if _, err := c.Delete(ctx, "agent:main:nope"); !errors.As(err, &apiErr) || apiErr.Code != api.CodeNotFound {
+		t.Errorf("Delete(missing) = %v", err)
 	}
 
 }

@@ -1,7 +1,8 @@
 // Sessions: every session the gateway keeps, with a filter over key and
 // name; per row a link into the chat, the history shown inline, an export
-// (OpenClaw JSONL) and a reset. The API has no delete: a session ends with
-// a reset (its old transcript stays in the store, exportable by id).
+// (OpenClaw JSONL), a reset (the old transcript stays, exportable by id)
+// and a delete (the session and its transcript, for good). Reset and
+// delete are for operators and ask first.
 import { h, get, post, table, toast, showError, busy, when, role } from './app.js';
 
 function blocksText(content) {
@@ -68,6 +69,17 @@ export async function render(main) {
     });
   }
 
+  // The gateway waits for a turn running in the session, and refuses
+  // (conflict) while one waits for an exec approval: its message says so.
+  async function remove(btn, s) {
+    if (!confirm('Delete session ' + s.key + ' for good?\n\nIts settings and its transcript (' + s.messages + ' messages) are deleted and cannot be brought back; export it first to keep a copy. Transcripts an earlier reset replaced stay in the store.')) return;
+    await busy(btn, async () => {
+      await post('/v1/sessions/delete', undefined, { key: s.key });
+      toast('Session ' + s.key + ' was deleted');
+      await load();
+    });
+  }
+
   function draw() {
     const q = filter.value.trim().toLowerCase();
     const rows = q ? sessions.filter(s => (s.key + ' ' + (s.displayName || '')).toLowerCase().includes(q)) : sessions;
@@ -86,7 +98,9 @@ export async function render(main) {
           h('a', { class: 'button', href: '#/chat/' + encodeURIComponent(s.key), 'data-key': s.key, 'data-action': 'open', 'aria-label': 'Open ' + label + ' in chat' }, 'Open in chat'),
           h('button', { 'data-key': s.key, 'data-action': 'history', 'aria-expanded': 'false', 'aria-label': 'History of ' + label }, 'History'),
           h('a', { class: 'button', href: '/v1/sessions/export?key=' + encodeURIComponent(s.key), download: fileName(s.key), 'data-key': s.key, 'data-action': 'export', 'aria-label': 'Export ' + label + ' as JSONL' }, 'Export'));
-        if (writer) cell.append(h('button', { class: 'danger', 'data-key': s.key, 'data-action': 'reset', 'aria-label': 'Reset ' + label }, 'Reset'));
+        if (writer) cell.append(
+          h('button', { class: 'danger', 'data-key': s.key, 'data-action': 'reset', 'aria-label': 'Reset ' + label }, 'Reset'),
+          h('button', { class: 'danger', 'data-key': s.key, 'data-action': 'delete', 'aria-label': 'Delete ' + label }, 'Delete'));
         return cell;
       } },
     ];
@@ -99,6 +113,8 @@ export async function render(main) {
         tr.querySelector('[data-action=history]').addEventListener('click', e => toggleHistory(e.currentTarget, s, tr));
         const r = tr.querySelector('[data-action=reset]');
         if (r) r.addEventListener('click', e => reset(e.currentTarget, s));
+        const d = tr.querySelector('[data-action=delete]');
+        if (d) d.addEventListener('click', e => remove(e.currentTarget, s));
       });
     }
     list.replaceChildren(t);

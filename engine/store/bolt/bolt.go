@@ -20,8 +20,9 @@
 //
 // Choices made where the spec was silent: dedup keys older than 7 days are
 // pruned at most once an hour, inside a Commit that writes anyway; old
-// transcripts stay when a session key moves to a new session id (nothing is
-// deleted yet); a committed entry's explicit ParentID must name an entry of
+// transcripts stay when a session key moves to a new session id (only
+// DeleteSession, which drops a session and its current transcript, and
+// DeleteTranscript, the scheduler's retention, delete any); a committed entry's explicit ParentID must name an entry of
 // its transcript.
 package bolt
 
@@ -660,6 +661,48 @@ func u64(n uint64) []byte {
 	b := make([]byte, 8)
 	binary.BigEndian.PutUint64(b, n)
 	return b
+}
+
+// DeleteSession removes the session at key of agentID and its current
+// transcript in one transaction, and returns the entry as it was:
+// session.ErrNotFound when there is none. A current transcript that is
+// missing already (a damaged store) does not keep the entry.
+//
+// Earlier transcripts of the key (those /new, a daily or idle reset or an
+// import replaced) stay: nothing links a transcript to a key but the
+// entry's current SessionID (their headers name no key), so finding them
+// would mean decoding every transcript in the store. The dedup records
+// of the session's messages stay too: a retried message is still
+// recognised and not run again (session.Manager.Outcome answers it
+// without its transcript).
+func (db *DB) DeleteSession(agentID string, key engine.SessionKey) (session.Entry, error) {
+	var e session.Entry
+	err := db.db.Update(func(tx *bbolt.Tx) error {
+		sb := tx.Bucket(bucketSessions).Bucket([]byte(agentID))
+		var raw []byte
+		if sb != nil && agentID != "" && key != "" {
+			raw = sb.Get([]byte(key))
+		}
+		if raw == nil {
+			return session.ErrNotFound
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("read session entry: %w", err)
+		}
+		if err := sb.Delete([]byte(key)); err != nil {
+			return err
+		}
+		tb := tx.Bucket(bucketTranscripts)
+		if e.SessionID == "" || tb.Bucket([]byte(e.SessionID)) == nil {
+			return nil
+		}
+		return tb.DeleteBucket([]byte(e.SessionID))
+	})
+	if err != nil {
+		return session.Entry{}, fmt.Errorf("delete session %s/%s: %w", agentID, key, err)
+	}
+	db.cache.drop(e.SessionID)
+	return e, nil
 }
 
 // DeleteTranscript removes the stored transcript sessionID, unless a
