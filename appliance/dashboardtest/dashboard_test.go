@@ -499,6 +499,19 @@ fetch(%q, {method:'POST', credentials:'include', mode:'no-cors', headers:{'Conte
 		}
 	})
 
+	t.Run("a session deleted", func(t *testing.T) {
+		del := `#sessions-table button[data-action="delete"][data-key="agent:main:main"]`
+		must(t, ctx, "the sessions page", chromedp.Navigate(u.Scheme+"://"+u.Host+"/ui/#/sessions"), chromedp.WaitVisible(chromedp.CSS(del)))
+		// The page asks first; a person says yes.
+		if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`(window.confirm = () => true, true)`)); err != nil {
+			t.Fatal(err)
+		}
+		must(t, ctx, "delete", chromedp.Click(chromedp.CSS(del)), chromedp.WaitNotPresent(chromedp.CSS(del)))
+		if _, err := b.local.History(context.Background(), "agent:main:main"); err == nil {
+			t.Error("the session's history is still there")
+		}
+	})
+
 	t.Run("a revoked device's page stops at once", func(t *testing.T) {
 		must(t, ctx, "back to the dashboard", chromedp.Navigate(u.Scheme+"://"+u.Host+"/ui/#/status"), chromedp.WaitVisible(chromedp.ID("main")))
 		if _, err := b.local.RevokeDevice(context.Background(), b.device); err != nil {
