@@ -371,19 +371,25 @@ func TestDashboard(t *testing.T) {
 	}
 
 	t.Run("chat with an exec approval answered by a click", func(t *testing.T) {
-		args, _ := json.Marshal(map[string]string{"command": "echo dashboard-was-here"})
+		// The call adds an environment variable whose value hides a
+		// right-to-left override: the card lists it, escaped.
+		args, _ := json.Marshal(map[string]any{"command": "echo dashboard-was-here", "env": map[string]string{"GREETING": "hi\u202eevil"}})
 		b.model.Push(
 			openaitest.Reply{ToolCalls: []engine.ToolCall{{Name: "exec", Arguments: args}}},
 			openaitest.Reply{Text: "All done, the command ran."},
 		)
 		must(t, ctx, "send a message",
 			chromedp.SendKeys(chromedp.ID("chat-input"), "please run the echo\n"),
-			chromedp.WaitVisible(chromedp.CSS(`button[data-decision="allow-once"]`)))
+			// The buttons are enabled a second after the card appears.
+			chromedp.WaitVisible(chromedp.CSS(`.approval[data-ready="1"] button[data-decision="allow-once"]`)))
 		if cmdText := text(t, ctx, ".approval pre"); cmdText != "echo dashboard-was-here" {
 			t.Errorf("approval shows %q", cmdText)
 		}
+		if card := text(t, ctx, ".approval"); !strings.Contains(card, "GREETING=") || !strings.Contains(card, `hi\u202eevil`) || strings.ContainsRune(card, '\u202e') {
+			t.Errorf("approval does not show the environment escaped: %q", card)
+		}
 		must(t, ctx, "approve",
-			chromedp.Click(chromedp.CSS(`button[data-decision="allow-once"]`)),
+			chromedp.Click(chromedp.CSS(`.approval[data-ready="1"] button[data-decision="allow-once"]`)),
 			chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"msg")][contains(., "All done, the command ran.")]`)),
 			chromedp.WaitVisible(chromedp.Search(`//div[contains(@class,"tool")][contains(., "dashboard-was-here")]`)))
 	})
@@ -489,13 +495,26 @@ fetch(%q, {method:'POST', credentials:'include', mode:'no-cors', headers:{'Conte
 	})
 
 	t.Run("the link works once", func(t *testing.T) {
-		res, err := http.Get(link)
+		// What the /auth page does with the link's token, done again by
+		// another client: refused, the browser's session unharmed.
+		req, _ := http.NewRequest("POST", u.Scheme+"://"+u.Host+"/auth", strings.NewReader(`{"token":"`+u.Fragment+`"}`))
+		req.Header.Set("Origin", u.Scheme+"://"+u.Host)
+		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		res.Body.Close()
 		if res.StatusCode != http.StatusForbidden {
 			t.Errorf("the link used a second time, in another client: %d", res.StatusCode)
+		}
+		// Nor does a plain request without the page's secret get in.
+		res, err = http.Get(u.Scheme + "://" + u.Host + "/v1/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("/v1/status without the session secret: %d", res.StatusCode)
 		}
 	})
 

@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
+	"log/slog"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"time"
 
@@ -29,9 +33,11 @@ A browser cannot hold this machine's pairing key, so openclaw listens on
 127.0.0.1 on a random port and forwards the browser's requests to the
 gateway over its own connection (the local socket, or mutual TLS with a
 paired gateway: --gateway NAME). The link it prints carries a one-time
-token: it works once, in one browser, and becomes a cookie there. Nothing
-on the network can reach the dashboard, and it stops when this command
-stops (Ctrl-C).
+token (after "#", so it is never sent over the wire or logged): it works
+once, in one browser, which keeps a session secret for this run only.
+The browser is opened on a private file that redirects to the link, so the
+token is never on a command line. Nothing on the network can reach the
+dashboard, and it stops when this command stops (Ctrl-C).
 
 The dashboard acts as this machine's device: a viewer device sees every
 page but changes nothing; revoking the device on the gateway ends the
@@ -53,7 +59,10 @@ interrupted.`,
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
-			p, err := dashboard.New(dashboard.Config{Transport: cl.Transport(), Listen: listen})
+			// What the person running it should know (a link used twice)
+			// goes to stderr.
+			warn := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			p, err := dashboard.New(dashboard.Config{Transport: cl.Transport(), Listen: listen, Log: warn})
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -66,7 +75,11 @@ interrupted.`,
 				fmt.Fprintln(a.stdout, "The link works once, in one browser. Press Ctrl-C to stop the dashboard.")
 			}
 			if !noOpen {
-				if err := openBrowser(link); err != nil {
+				dir, err := openBrowser(link)
+				if dir != "" {
+					defer os.RemoveAll(dir) // our own MkdirTemp: the file with the link
+				}
+				if err != nil {
 					fmt.Fprintf(a.stderr, "Could not open a browser (%v): open the link above yourself.\n", err)
 				}
 			}
@@ -79,20 +92,32 @@ interrupted.`,
 	return cmd
 }
 
-// openBrowser starts the system's browser on link.
-func openBrowser(link string) error {
+// openBrowser starts the system's browser on link. The link is not put on
+// the opener's command line, where every local user can read it (ps,
+// /proc/PID/cmdline), but in a file only we can read, which redirects to
+// it (as Jupyter does); dir is that file's directory, to remove at the end.
+func openBrowser(link string) (dir string, err error) {
+	dir, err = os.MkdirTemp("", "openclaw-dashboard-")
+	if err != nil {
+		return "", fmt.Errorf("make the link's file: %w", err)
+	}
+	file := filepath.Join(dir, "open.html")
+	page := `<!doctype html><meta charset=utf-8><meta http-equiv="refresh" content="0;url=` + html.EscapeString(link) + `"><title>OpenClaw dashboard</title><a href="` + html.EscapeString(link) + `">Open the dashboard</a>` + "\n"
+	if err := os.WriteFile(file, []byte(page), 0o600); err != nil {
+		return dir, fmt.Errorf("write the link's file: %w", err)
+	}
 	var c *exec.Cmd
 	switch runtime.GOOS {
 	case "darwin":
-		c = exec.Command("open", link)
+		c = exec.Command("open", file)
 	case "windows":
-		c = exec.Command("rundll32", "url.dll,FileProtocolHandler", link)
+		c = exec.Command("rundll32", "url.dll,FileProtocolHandler", file)
 	default:
-		c = exec.Command("xdg-open", link)
+		c = exec.Command("xdg-open", file)
 	}
 	if err := c.Start(); err != nil {
-		return err
+		return dir, err
 	}
 	go c.Wait() //nolint:errcheck // the opener's exit says nothing we can act on
-	return nil
+	return dir, nil
 }

@@ -6,24 +6,32 @@
 // browser that opened the link it printed.
 //
 // What it checks, on every request (docs/dashboard.md):
-//   - Host is this listener's own address (127.0.0.1:PORT, localhost:PORT
-//     or [::1]:PORT): a page on a rebound DNS name is refused (421), so
-//     DNS rebinding reaches nothing.
-//   - The link carries a one-time token (/auth?token=…). Used once, it
-//     becomes a random session cookie (HttpOnly, SameSite=Strict, Path=/)
-//     and the browser is sent on without it; the same link again is
-//     refused (403) unless that browser already holds the cookie.
-//   - Every other request needs the cookie (401 otherwise).
+//   - Host is this listener's own address (127.0.0.1:PORT, as printed):
+//     a page on a rebound DNS name is refused (421), so DNS rebinding
+//     reaches nothing.
+//   - The link is /auth#TOKEN: the one-time token is in the fragment, which
+//     a browser never sends in a request, a Referer or a log. The /auth page
+//     (served here, not by the gateway) posts it back once from this origin
+//     and gets a random session secret, which the page keeps in its
+//     origin's localStorage. The same token again is refused, and said on
+//     stderr (someone else may have had the link).
+//   - Every /v1/ request must carry that secret in the X-OpenClaw-Dashboard
+//     header (401 otherwise). Not a cookie: cookies are not kept apart by
+//     port, so a cookie for 127.0.0.1 is sent to every other local server
+//     the browser visits; localStorage belongs to this origin alone.
 //   - A request that changes anything (any method but GET and HEAD) needs
-//     an Origin header equal to this listener's origin; any request whose
-//     Sec-Fetch-Site says cross-site or same-site is refused. SameSite
-//     alone would let another port of 127.0.0.1 (same site, other origin)
-//     post with the cookie.
-//   - Only /ui/… and /v1/… are forwarded; the browser's cookie, Origin,
-//     Referer and Authorization never reach the gateway, which sees this
-//     CLI's device and applies its role. A device revoked on the gateway
-//     loses its connections at once, and every later request fails with
-//     the gateway's not_paired error: the page stops working then.
+//     an Origin header equal to this listener's origin, a request with any
+//     other Origin is refused, and so is any whose Sec-Fetch-Site says
+//     cross-site or same-site (another port of 127.0.0.1 is the same site)
+//     — except the top-level load of /auth itself, which a browser opened
+//     from a file may make. No protocol upgrade (WebSocket) is forwarded.
+//   - Only /ui/… (the pages: public files, no secret needed) and /v1/… are
+//     forwarded; the browser's cookie, Origin, Referer, Authorization and
+//     the session header never reach the gateway, which sees this CLI's
+//     device and applies its role. A device revoked on the gateway loses
+//     its connections at once, and every later request fails with the
+//     gateway's not_paired error: the page stops working then.
+//   - A session unused for 12 hours ends.
 //
 // There is no password and no listener a stranger on the LAN can reach.
 package dashboard
@@ -47,11 +55,18 @@ import (
 	"time"
 )
 
-// CookieName is the session cookie's name.
-const CookieName = "openclaw_dashboard"
+// Header carries the page's session secret on every /v1/ request.
+const Header = "X-OpenClaw-Dashboard"
 
-// PathAuth is where the printed link points.
-const PathAuth = "/auth"
+// PathAuth is where the printed link points; the page it serves loads
+// PathAuthJS.
+const (
+	PathAuth   = "/auth"
+	PathAuthJS = "/auth.js"
+)
+
+// sessionIdle is how long a session may go unused.
+const sessionIdle = 12 * time.Hour
 
 // Config is what a Proxy needs.
 type Config struct {
@@ -61,7 +76,10 @@ type Config struct {
 	// Listen is the address to listen on; "" is 127.0.0.1:0 (a random
 	// port). Anything but a loopback address is refused.
 	Listen string
-	Log    *slog.Logger
+	// Log gets what the person running the dashboard should know: a link
+	// used twice, a request refused for its Host.
+	Log *slog.Logger
+	Now func() time.Time
 }
 
 // Proxy is one running dashboard listener.
@@ -74,9 +92,9 @@ type Proxy struct {
 	hosts  []string // the Host values accepted
 
 	mu        sync.Mutex
-	token     string // the one-time token; "" once used
-	usedToken string
-	sessions  map[string]bool // cookie values handed out
+	token     string               // the one-time token; "" once used
+	usedToken string               // the token after its use: a second use is worth a warning
+	sessions  map[string]time.Time // secrets handed out → last used
 }
 
 // New listens and returns the proxy; Serve runs it.
@@ -86,6 +104,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	addr := cfg.Listen
 	if addr == "" {
@@ -102,21 +123,23 @@ func New(cfg Config) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for the dashboard on %s: %w", addr, err)
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
+	// The origin is the address really listened on: a link naming another
+	// address could be answered by whoever squats that one.
+	hostport := ln.Addr().String()
 	p := &Proxy{
 		cfg:      cfg,
 		ln:       ln,
-		origin:   fmt.Sprintf("http://127.0.0.1:%d", port),
-		sessions: map[string]bool{},
+		origin:   "http://" + hostport,
+		hosts:    []string{hostport},
+		sessions: map[string]time.Time{},
 		token:    randomToken(),
 	}
-	p.hosts = []string{fmt.Sprintf("127.0.0.1:%d", port), fmt.Sprintf("localhost:%d", port), fmt.Sprintf("[::1]:%d", port)}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.Out.URL.Scheme = "http"
 			pr.Out.URL.Host = "openclaw"
 			pr.Out.Host = "openclaw"
-			for _, h := range []string{"Cookie", "Origin", "Referer", "Authorization", "Proxy-Authorization"} {
+			for _, h := range []string{"Cookie", "Origin", "Referer", "Authorization", "Proxy-Authorization", Header} {
 				pr.Out.Header.Del(h)
 			}
 			for k := range pr.Out.Header {
@@ -155,11 +178,11 @@ func New(cfg Config) (*Proxy, error) {
 	return p, nil
 }
 
-// URL is the link to open: it carries the one-time token.
+// URL is the link to open: it carries the one-time token in its fragment.
 func (p *Proxy) URL() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.origin + PathAuth + "?token=" + p.token
+	return p.origin + PathAuth + "#" + p.token
 }
 
 // Origin is the listener's origin (http://127.0.0.1:PORT).
@@ -197,28 +220,41 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writePage(w, http.StatusMisdirectedRequest, "Wrong address", "This dashboard answers only at "+p.origin+". Open the link `openclaw dashboard` printed.")
 		return
 	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+	topAuth := r.Method == http.MethodGet && r.URL.Path == PathAuth
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && !topAuth {
 		writeForbidden(w, r, "cross-site request refused")
 		return
 	}
-	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		if r.Header.Get("Origin") != p.origin {
-			writeForbidden(w, r, "cross-site request refused: the request did not come from the dashboard's own page")
-			return
-		}
-	}
-	if r.URL.Path == PathAuth {
-		p.serveAuth(w, r)
+	origin := r.Header.Get("Origin")
+	if origin != "" && origin != p.origin || r.Method != http.MethodGet && r.Method != http.MethodHead && origin != p.origin {
+		writeForbidden(w, r, "cross-site request refused: the request did not come from the dashboard's own page")
 		return
 	}
-	if !p.hasSession(r) {
-		writePage(w, http.StatusUnauthorized, "Not signed in", "Open the dashboard with the link `openclaw dashboard` prints; a link works once.")
+	if r.Header.Get("Upgrade") != "" {
+		writeForbidden(w, r, "no protocol upgrade here")
 		return
 	}
 	switch {
+	case r.URL.Path == PathAuth:
+		p.serveAuth(w, r)
+	case r.URL.Path == PathAuthJS && r.Method == http.MethodGet:
+		w.Header().Set("Content-Security-Policy", authCSP)
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, authJS) //nolint:errcheck // the browser went away
 	case r.URL.Path == "/":
 		toPage(w, r)
-	case strings.HasPrefix(r.URL.Path, "/ui/"), strings.HasPrefix(r.URL.Path, "/v1/"):
+	case strings.HasPrefix(r.URL.Path, "/ui/"):
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			writeForbidden(w, r, "the pages are only read")
+			return
+		}
+		p.rp.ServeHTTP(w, r)
+	case strings.HasPrefix(r.URL.Path, "/v1/"):
+		if !p.hasSession(r) {
+			writeJSONError(w, http.StatusUnauthorized, "signed_out", "This dashboard session is not signed in (or it ended). Run `openclaw dashboard` again for a new link.")
+			return
+		}
 		if r.URL.Path == "/v1/pair/code" {
 			// Pairing codes are for the box's own console.
 			writeForbidden(w, r, "pairing codes are made on the box itself")
@@ -239,53 +275,96 @@ func (p *Proxy) hostOK(h string) bool {
 	return false
 }
 
+// hasSession reports whether r carries a live session secret, and marks
+// it used.
 func (p *Proxy) hasSession(r *http.Request) bool {
-	c, err := r.Cookie(CookieName)
-	if err != nil || c.Value == "" {
+	secret := r.Header.Get(Header)
+	if secret == "" {
 		return false
 	}
+	now := p.cfg.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.sessions[c.Value]
+	last, ok := p.sessions[secret]
+	if !ok {
+		return false
+	}
+	if now.Sub(last) > sessionIdle {
+		delete(p.sessions, secret)
+		return false
+	}
+	p.sessions[secret] = now
+	return true
 }
 
-// serveAuth trades the one-time token for a session cookie.
+// serveAuth serves the page the link opens (GET) and trades the one-time
+// token that page posts back for a session secret (POST, from this origin
+// only: checked above).
 func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodGet {
+	switch r.Method {
+	case http.MethodGet:
+		w.Header().Set("Content-Security-Policy", authCSP)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		io.WriteString(w, authPage) //nolint:errcheck // the browser went away
+		return
+	case http.MethodPost:
+	default:
 		writeForbidden(w, r, "open the link in a browser")
 		return
 	}
-	tok := r.URL.Query().Get("token")
+	var req struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 4<<10)).Decode(&req); err != nil {
+		writeJSONError(w, http.StatusBadRequest, "bad_request", "want {\"token\"}")
+		return
+	}
 	p.mu.Lock()
-	valid := tok != "" && p.token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(p.token)) == 1
+	valid := req.Token != "" && p.token != "" && subtle.ConstantTimeCompare([]byte(req.Token), []byte(p.token)) == 1
+	reused := !valid && req.Token != "" && p.usedToken != "" && subtle.ConstantTimeCompare([]byte(req.Token), []byte(p.usedToken)) == 1
+	var secret string
 	if valid {
 		p.usedToken, p.token = p.token, ""
+		secret = randomToken()
+		p.sessions[secret] = p.cfg.Now()
 	}
 	p.mu.Unlock()
 	if !valid {
-		if p.hasSession(r) {
-			// This browser already came in with it (a reload, the
-			// history): no need to refuse it.
-			toPage(w, r)
-			return
+		if reused {
+			p.cfg.Log.Warn("the dashboard link was used a second time and refused: if that was not you, someone else had the link (stop this dashboard with Ctrl-C)")
 		}
-		p.cfg.Log.Warn("dashboard: refused a used or wrong link")
-		writePage(w, http.StatusForbidden, "This link was already used", "A dashboard link works once. Run `openclaw dashboard` again for a new one.")
+		writeJSONError(w, http.StatusForbidden, "link_used", "A dashboard link works once. Run `openclaw dashboard` again for a new one.")
 		return
 	}
-	sess := randomToken()
-	p.mu.Lock()
-	p.sessions[sess] = true
-	p.mu.Unlock()
-	http.SetCookie(w, &http.Cookie{
-		Name:     CookieName,
-		Value:    sess,
-		Path:     "/",
-		HttpOnly: true,
-		SameSite: http.SameSiteStrictMode,
-	})
-	toPage(w, r)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", ownCSP)
+	json.NewEncoder(w).Encode(map[string]string{"secret": secret}) //nolint:errcheck // the browser went away
 }
+
+// authCSP lets the /auth page run its one script and post the token back.
+const authCSP = "default-src 'none'; script-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+// authPage is what the link opens; authJS trades the token in its
+// fragment for a session secret and goes on to the dashboard.
+const authPage = `<!doctype html><meta charset=utf-8><meta name=viewport content="width=device-width"><title>OpenClaw — signing in</title><p id=m>Signing in…</p><script src="/auth.js"></script>
+`
+
+const authJS = `(async () => {
+  const token = location.hash.slice(1);
+  history.replaceState(null, '', '/auth');
+  const say = m => { document.getElementById('m').textContent = m; };
+  if (!token) { say('This link has no token. Run openclaw dashboard again for a new one.'); return; }
+  try {
+    const res = await fetch('/auth', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token }) });
+    const v = await res.json();
+    if (!res.ok) { say(v.message || 'Refused.'); return; }
+    localStorage.setItem('openclaw-dashboard', v.secret);
+    location.replace('/ui/');
+  } catch (e) { say('Could not sign in: ' + e.message); }
+})();
+`
 
 // ownCSP is the policy of what the proxy answers itself (and of a gateway
 // answer that has none): nothing loads, nothing frames it.

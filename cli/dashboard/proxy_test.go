@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // gateway is a stand-in for the gateway's mux that records what reached it.
@@ -36,7 +38,7 @@ func (g *gateway) last() *http.Request {
 	return g.seen[len(g.seen)-1]
 }
 
-func newProxy(t *testing.T) (*Proxy, *gateway) {
+func newProxy(t *testing.T, now ...func() time.Time) (*Proxy, *gateway) {
 	t.Helper()
 	g := &gateway{}
 	srv := httptest.NewServer(g)
@@ -46,7 +48,11 @@ func newProxy(t *testing.T) (*Proxy, *gateway) {
 		var d net.Dialer
 		return d.DialContext(ctx, "tcp", addr)
 	}}
-	p, err := New(Config{Transport: tr})
+	cfg := Config{Transport: tr}
+	if len(now) > 0 {
+		cfg.Now = now[0]
+	}
+	p, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,10 +63,11 @@ func newProxy(t *testing.T) (*Proxy, *gateway) {
 	return p, g
 }
 
-// do sends one request with the given headers; it never follows redirects.
-func do(t *testing.T, p *Proxy, method, path string, hdr map[string]string) *http.Response {
+// do sends one request with the given headers and body; it never follows
+// redirects.
+func do(t *testing.T, p *Proxy, method, path, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(method, p.Origin()+path, strings.NewReader("{}"))
+	req, err := http.NewRequest(method, p.Origin()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,88 +83,107 @@ func do(t *testing.T, p *Proxy, method, path string, hdr map[string]string) *htt
 	if err != nil {
 		t.Fatal(err)
 	}
-	io.Copy(io.Discard, res.Body)
+	b, _ := io.ReadAll(res.Body)
 	res.Body.Close()
+	res.Body = io.NopCloser(strings.NewReader(string(b)))
 	return res
 }
 
-// login trades the link's token for the session cookie.
+// login does what the /auth page does: posts the link's token back.
 func login(t *testing.T, p *Proxy) string {
 	t.Helper()
 	u, _ := url.Parse(p.URL())
-	res := do(t, p, "GET", u.RequestURI(), nil)
-	if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/ui/" {
-		t.Fatalf("login: %d %v", res.StatusCode, res.Header)
+	if u.Path != PathAuth || u.RawQuery != "" || len(u.Fragment) < 40 {
+		t.Fatalf("link %s: want the token in the fragment of /auth", p.URL())
 	}
-	for _, c := range res.Cookies() {
-		if c.Name == CookieName {
-			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/" {
-				t.Errorf("cookie %+v: want HttpOnly, SameSite=Strict, Path=/", c)
-			}
-			return CookieName + "=" + c.Value
-		}
+	page := do(t, p, "GET", PathAuth, "", map[string]string{"Sec-Fetch-Site": "cross-site"}) // opened from a file
+	if page.StatusCode != 200 || !strings.Contains(page.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("the /auth page: %d", page.StatusCode)
 	}
-	t.Fatal("no session cookie")
-	return ""
+	res := do(t, p, "POST", PathAuth, `{"token":"`+u.Fragment+`"}`, map[string]string{"Origin": p.Origin(), "Content-Type": "application/json"})
+	var v struct{ Secret string }
+	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || res.StatusCode != 200 || len(v.Secret) < 40 {
+		t.Fatalf("login: %d %v %+v", res.StatusCode, err, v)
+	}
+	if res.Header.Get("Set-Cookie") != "" {
+		t.Errorf("a cookie was set: cookies reach every port of 127.0.0.1")
+	}
+	return v.Secret
 }
 
 func TestProxyChecks(t *testing.T) {
 	p, g := newProxy(t)
 	link := p.URL()
-	cookie := login(t, p)
+	secret := login(t, p)
 	u, _ := url.Parse(link)
 	port := u.Port()
 	origin := p.Origin()
+	token := `{"token":"` + u.Fragment + `"}`
+	s := map[string]string{Header: secret}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{Header: secret}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
 
 	tests := []struct {
-		name   string
-		method string
-		path   string
-		hdr    map[string]string
-		want   int
+		name         string
+		method, path string
+		body         string
+		hdr          map[string]string
+		want         int
+		forwarded    bool
 	}{
-		{"page with the cookie", "GET", "/ui/", map[string]string{"Cookie": cookie}, 200},
-		{"api read", "GET", "/v1/status", map[string]string{"Cookie": cookie}, 200},
-		{"root goes to the page", "GET", "/", map[string]string{"Cookie": cookie}, 303},
-		{"localhost name", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Host": "localhost:" + port}, 200},
-		{"no cookie", "GET", "/v1/status", nil, 401},
-		{"wrong cookie", "GET", "/v1/status", map[string]string{"Cookie": CookieName + "=guess"}, 401},
-		{"rebound DNS name", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Host": "evil.example:" + port}, 421},
-		{"other port in Host", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Host": "127.0.0.1:1"}, 421},
-		{"no Host port", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Host": "127.0.0.1"}, 421},
-		{"post from the page", "POST", "/v1/messages", map[string]string{"Cookie": cookie, "Origin": origin}, 200},
-		{"post without Origin", "POST", "/v1/messages", map[string]string{"Cookie": cookie}, 403},
-		{"post from another origin", "POST", "/v1/messages", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
-		{"post from another port of 127.0.0.1", "POST", "/v1/messages", map[string]string{"Cookie": cookie, "Origin": "http://127.0.0.1:1"}, 403},
-		{"post with Origin null", "POST", "/v1/messages", map[string]string{"Cookie": cookie, "Origin": "null"}, 403},
-		{"delete from another origin", "DELETE", "/v1/approvals/allowlist", map[string]string{"Cookie": cookie, "Origin": "http://evil.example"}, 403},
-		{"cross-site fetch metadata", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "cross-site"}, 403},
-		{"same-site (other port) fetch metadata", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-site"}, 403},
-		{"same-origin fetch metadata", "GET", "/v1/status", map[string]string{"Cookie": cookie, "Sec-Fetch-Site": "same-origin"}, 200},
-		{"pairing codes stay on the box", "POST", "/v1/pair/code", map[string]string{"Cookie": cookie, "Origin": origin}, 403},
-		{"nothing else is forwarded", "GET", "/debug/pprof/", map[string]string{"Cookie": cookie}, 404},
-		{"link used again", "GET", u.RequestURI(), nil, 403},
-		{"a wrong token", "GET", "/auth?token=x", nil, 403},
-		{"link used again, same browser", "GET", u.RequestURI(), map[string]string{"Cookie": cookie}, 303},
-		{"token by POST", "POST", u.RequestURI(), map[string]string{"Origin": origin}, 403},
+		{"the pages need no secret", "GET", "/ui/", "", nil, 200, true},
+		{"api read", "GET", "/v1/status", "", s, 200, true},
+		{"root goes to the page", "GET", "/", "", nil, 303, false},
+		{"no secret", "GET", "/v1/status", "", nil, 401, false},
+		{"a wrong secret", "GET", "/v1/status", "", map[string]string{Header: "guess"}, 401, false},
+		{"a cookie is no secret", "GET", "/v1/status", "", map[string]string{"Cookie": "openclaw_dashboard=" + secret}, 401, false},
+		{"rebound DNS name", "GET", "/v1/status", "", with("Host", "evil.example:"+port), 421, false},
+		{"localhost is another origin", "GET", "/v1/status", "", with("Host", "localhost:"+port), 421, false},
+		{"other port in Host", "GET", "/v1/status", "", with("Host", "127.0.0.1:1"), 421, false},
+		{"no Host port", "GET", "/v1/status", "", with("Host", "127.0.0.1"), 421, false},
+		{"post from the page", "POST", "/v1/messages", "{}", with("Origin", origin), 200, true},
+		{"post without Origin", "POST", "/v1/messages", "{}", s, 403, false},
+		{"post from another origin", "POST", "/v1/messages", "{}", with("Origin", "http://evil.example"), 403, false},
+		{"post from another port of 127.0.0.1", "POST", "/v1/messages", "{}", with("Origin", "http://127.0.0.1:1"), 403, false},
+		{"post with Origin null", "POST", "/v1/messages", "{}", with("Origin", "null"), 403, false},
+		{"a GET from another origin", "GET", "/v1/status", "", with("Origin", "http://127.0.0.1:1"), 403, false},
+		{"delete from another origin", "DELETE", "/v1/approvals/allowlist", "", with("Origin", "http://evil.example"), 403, false},
+		{"cross-site fetch metadata", "GET", "/v1/status", "", with("Sec-Fetch-Site", "cross-site"), 403, false},
+		{"same-site (other port) fetch metadata", "GET", "/v1/status", "", with("Sec-Fetch-Site", "same-site"), 403, false},
+		{"same-origin fetch metadata", "GET", "/v1/status", "", with("Sec-Fetch-Site", "same-origin"), 200, true},
+		{"a WebSocket upgrade", "GET", "/v1/logs", "", with("Upgrade", "websocket", "Connection", "Upgrade"), 403, false},
+		{"writing to the pages", "POST", "/ui/index.html", "", map[string]string{"Origin": origin}, 403, false},
+		{"pairing codes stay on the box", "POST", "/v1/pair/code", "", with("Origin", origin), 403, false},
+		{"nothing else is forwarded", "GET", "/debug/pprof/", "", s, 404, false},
+		{"the link used again", "POST", PathAuth, token, map[string]string{"Origin": origin}, 403, false},
+		{"a wrong token", "POST", PathAuth, `{"token":"x"}`, map[string]string{"Origin": origin}, 403, false},
+		{"the token from another origin", "POST", PathAuth, token, map[string]string{"Origin": "http://127.0.0.1:1"}, 403, false},
+		{"the token in the query is nothing", "GET", "/v1/status?token=" + u.Fragment, "", nil, 401, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			g.mu.Lock()
 			before := len(g.seen)
-			res := do(t, p, tt.method, tt.path, tt.hdr)
+			g.mu.Unlock()
+			res := do(t, p, tt.method, tt.path, tt.body, tt.hdr)
 			if res.StatusCode != tt.want {
 				t.Fatalf("%s %s: got %d, want %d", tt.method, tt.path, res.StatusCode, tt.want)
 			}
 			if res.Header.Get("X-Frame-Options") != "DENY" || len(res.Header.Values("Content-Security-Policy")) != 1 {
 				t.Errorf("headers: %v", res.Header)
 			}
-			if res.Header.Get("Set-Cookie") != "" && !strings.HasPrefix(tt.path, "/auth") {
+			if res.Header.Get("Set-Cookie") != "" {
 				t.Errorf("a Set-Cookie reached the browser: %q", res.Header.Get("Set-Cookie"))
 			}
 			g.mu.Lock()
 			forwarded := len(g.seen) > before
 			g.mu.Unlock()
-			if forwarded != (tt.want == 200) {
+			if forwarded != tt.forwarded {
 				t.Errorf("forwarded to the gateway: %v", forwarded)
 			}
 		})
@@ -167,13 +193,30 @@ func TestProxyChecks(t *testing.T) {
 	if r == nil {
 		t.Fatal("nothing forwarded")
 	}
-	for _, h := range []string{"Cookie", "Origin", "Referer", "Sec-Fetch-Site"} {
+	for _, h := range []string{"Cookie", "Origin", "Referer", "Sec-Fetch-Site", Header} {
 		if r.Header.Get(h) != "" {
 			t.Errorf("forwarded %s: %q", h, r.Header.Get(h))
 		}
 	}
 	if r.Host != "openclaw" {
 		t.Errorf("forwarded Host %q", r.Host)
+	}
+}
+
+// TestProxySessionIdle: a session unused for 12 hours ends.
+func TestProxySessionIdle(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	p, _ := newProxy(t, func() time.Time { mu.Lock(); defer mu.Unlock(); return now })
+	secret := login(t, p)
+	if res := do(t, p, "GET", "/v1/status", "", map[string]string{Header: secret}); res.StatusCode != 200 {
+		t.Fatalf("fresh: %d", res.StatusCode)
+	}
+	mu.Lock()
+	now = now.Add(sessionIdle + time.Minute)
+	mu.Unlock()
+	if res := do(t, p, "GET", "/v1/status", "", map[string]string{Header: secret}); res.StatusCode != 401 {
+		t.Fatalf("after 12 h idle: %d", res.StatusCode)
 	}
 }
 

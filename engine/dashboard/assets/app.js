@@ -26,6 +26,23 @@ async function failure(res) {
   return err;
 }
 
+// auth is the session secret `openclaw dashboard` gave this origin at
+// sign-in (its /auth page keeps it in localStorage, which no other port of
+// 127.0.0.1 can read), sent on every API call.
+export function auth(path) {
+  const secret = localStorage.getItem('openclaw-dashboard');
+  return secret && String(path).startsWith('/v1/') ? { 'X-OpenClaw-Dashboard': secret } : {};
+}
+
+// download fetches an API answer with the session secret and saves it as
+// name (a plain link could not carry the secret).
+export async function download(path, query, name) {
+  const res = await request('GET', path, { query, raw: true });
+  const a = h('a', { href: URL.createObjectURL(await res.blob()), download: name });
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
 function url(path, query) {
   const u = new URL(path, location.origin);
   for (const [k, v] of Object.entries(query || {})) if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, v);
@@ -35,7 +52,7 @@ function url(path, query) {
 // request sends one API call and returns the decoded JSON (or the Response
 // when raw is set). A non-2xx answer throws APIError.
 export async function request(method, path, { query, body, raw, signal, headers, contentType } = {}) {
-  const init = { method, signal, headers: { ...(headers || {}) }, credentials: 'same-origin' };
+  const init = { method, signal, headers: { ...(headers || {}), ...auth(path) }, credentials: 'omit' };
   if (body !== undefined) {
     if (body instanceof Blob || body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
       init.body = body; init.headers['Content-Type'] = contentType || 'application/octet-stream';

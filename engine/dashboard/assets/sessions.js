@@ -3,7 +3,7 @@
 // (OpenClaw JSONL), a reset (the old transcript stays, exportable by id)
 // and a delete (the session and its transcript, for good). Reset and
 // delete are for operators and ask first.
-import { h, get, post, table, toast, showError, busy, when, role } from './app.js';
+import { h, get, post, table, toast, showError, busy, when, role, download } from './app.js';
 
 function blocksText(content) {
   if (typeof content === 'string') return content;
@@ -97,7 +97,7 @@ export async function render(main) {
         const cell = h('div', { class: 'row actions' },
           h('a', { class: 'button', href: '#/chat/' + encodeURIComponent(s.key), 'data-key': s.key, 'data-action': 'open', 'aria-label': 'Open ' + label + ' in chat' }, 'Open in chat'),
           h('button', { 'data-key': s.key, 'data-action': 'history', 'aria-expanded': 'false', 'aria-label': 'History of ' + label }, 'History'),
-          h('a', { class: 'button', href: '/v1/sessions/export?key=' + encodeURIComponent(s.key), download: fileName(s.key), 'data-key': s.key, 'data-action': 'export', 'aria-label': 'Export ' + label + ' as JSONL' }, 'Export'));
+          h('button', { 'data-key': s.key, 'data-action': 'export', 'aria-label': 'Export ' + label + ' as JSONL', onclick: e => busy(e.currentTarget, () => download('/v1/sessions/export', { key: s.key }, fileName(s.key))) }, 'Export'));
         if (writer) cell.append(
           h('button', { class: 'danger', 'data-key': s.key, 'data-action': 'reset', 'aria-label': 'Reset ' + label }, 'Reset'),
           h('button', { class: 'danger', 'data-key': s.key, 'data-action': 'delete', 'aria-label': 'Delete ' + label }, 'Delete'));
