@@ -5,24 +5,7 @@
 // refreshed every 5 s while the page is open.
 import { h, get, post, stream, table, toast, showError, busy, when, role } from './app.js';
 import qrcode from './qrcode.js';
-
-// escapeID shows a sender id as api.EscapeID does: as it is when it is
-// printable ASCII without spaces, quotes or backslashes, else quoted with
-// every other character escaped, so a look-alike of the owner's id (a
-// Kelvin sign for a K, Cyrillic letters) never reads as the owner.
-export function escapeID(id) {
-  id = String(id ?? '');
-  if (id !== '' && [...id].every(ch => { const c = ch.codePointAt(0); return c > 0x20 && c < 0x7f && ch !== '"' && ch !== '\\'; })) return id;
-  const named = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r' };
-  return '"' + [...id].map(ch => {
-    const c = ch.codePointAt(0);
-    if (ch === '"' || ch === '\\') return '\\' + ch;
-    if (c >= 0x20 && c < 0x7f) return ch;
-    if (named[c]) return named[c];
-    if (c < 0x80) return '\\x' + c.toString(16).padStart(2, '0');
-    return c < 0x10000 ? '\\u' + c.toString(16).padStart(4, '0') : '\\U' + c.toString(16).padStart(8, '0');
-  }).join('') + '"';
-}
+import { escapeControl, escapeID } from './escape.js';
 
 const stateClass = s => s === 'linked' ? 'ok' : s === 'error' || s === 'logged-out' ? 'err' : 'muted';
 
@@ -99,7 +82,8 @@ export async function render(main) {
   }
 
   async function logout(btn, c) {
-    if (!confirm('Unlink ' + c.channel + (c.account ? ' (' + c.account + ')' : '') + '?\n\nThe assistant stops receiving its messages until it is linked again.')) return;
+    // One line, escaped: an account name cannot push the question off the dialog.
+    if (!confirm('Unlink ' + escapeControl(c.channel) + (c.account ? ' (' + escapeControl(c.account) + ')' : '') + '? The assistant stops receiving its messages until it is linked again.')) return;
     await busy(btn, async () => {
       const st = await post('/v1/channels/logout', { channel: c.channel, account: c.account || undefined });
       toast('Unlinked ' + st.channel + ': ' + st.state);
@@ -161,7 +145,7 @@ export async function render(main) {
       { label: 'Account', get: r => r.account || '', opt: true },
       { label: 'Code', get: r => h('code', {}, r.code) },
       { label: 'Sender', get: r => h('code', {}, escapeID(r.senderId)) },
-      { label: 'Name', get: r => r.senderName || '' },
+      { label: 'Name', get: r => escapeControl(r.senderName || '') }, // a stranger chose it
       { label: 'Asked', get: r => when(r.createdAt), opt: true },
       { label: 'Expires', get: r => when(r.expiresAt), opt: true },
     ];

@@ -2,6 +2,7 @@
 // written; tool calls show as they happen; an exec that needs approval
 // shows its exact command with Allow / Always / Deny buttons.
 import { h, get, post, stream, showError, toast } from './app.js';
+import { escapeArgv, escapeControl } from './escape.js';
 
 const thinkLevels = ['off', 'minimal', 'low', 'medium', 'high'];
 
@@ -24,7 +25,7 @@ export async function render(main, params) {
   let running = false;
 
   main.append(h('div', { class: 'chat' },
-    h('div', { class: 'row' }, h('h1', { style: 'margin:0' }, 'Chat'), h('span', { class: 'muted', id: 'chat-key' }, key), model, think, newBtn),
+    h('div', { class: 'row' }, h('h1', { class: 'chat-title' }, 'Chat'), h('span', { class: 'muted', id: 'chat-key' }, key), model, think, newBtn),
     log,
     h('div', { class: 'composer' }, input, send, stop)));
 
@@ -49,7 +50,7 @@ export async function render(main, params) {
         else if (m.role === 'assistant') {
           const text = blocksText(m.content);
           if (text) add('assistant', text);
-          for (const b of m.content || []) if (b.type === 'toolCall') add('tool', '⚙ ' + b.name + ' ' + JSON.stringify(b.arguments || {}));
+          for (const b of m.content || []) if (b.type === 'toolCall') add('tool', '⚙ ' + escapeControl(b.name + ' ' + JSON.stringify(b.arguments || {})));
         } else if (m.role === 'toolResult') add('tool', '↳ ' + (m.toolName || 'tool') + (m.isError ? ' (error)' : '') + ': ' + blocksText(m.content).slice(0, 300));
       }
     } catch (e) {
@@ -60,10 +61,34 @@ export async function render(main, params) {
     } catch { /* a viewer may not see them */ }
   }
 
+  // approvalCard shows what an approval runs, every part escaped as the
+  // CLI shows it (a model chose this text: bidi overrides or control
+  // characters must not make it read as something else): the whole command,
+  // wrapped, never cut or scrolled; the parsed argv and program; every
+  // environment variable the call adds; background; cwd; reason. Nothing is
+  // focused and the buttons wait a second, so an Enter or Space meant for
+  // the composer cannot answer it.
   function approvalCard(ap) {
-    const card = add('assistant approval', h('div', {}, h('strong', {}, 'Approve this command?')),
-      h('pre', {}, ap.command), ap.cwd ? h('div', { class: 'muted' }, 'in ' + ap.cwd) : null,
-      ap.reason ? h('div', { class: 'muted' }, ap.reason) : null);
+    const command = String(ap.command ?? '');
+    const chars = [...command].length;
+    const argv = Array.isArray(ap.argv) && ap.argv.length ? ap.argv : null;
+    const env = Array.isArray(ap.env) ? ap.env : [];
+    const field = (label, ...value) => h('div', { class: 'approval-field' }, h('span', { class: 'muted' }, label + ': '), ...value);
+    const card = add('assistant approval',
+      h('div', {}, h('strong', {}, 'Approve this command?')),
+      h('pre', { class: 'approval-cmd' }, escapeControl(command)),
+      chars > 200 ? h('div', { class: 'muted approval-len' }, chars + ' characters, all shown above') : null,
+      argv ? field('parsed as', h('code', {}, escapeArgv(argv))) : null,
+      ap.resolved ? field('program', h('code', {}, escapeControl(ap.resolved))) : null,
+      env.length ? h('div', { class: 'approval-env' },
+        h('strong', {}, 'with environment (' + env.length + (env.length === 1 ? ' variable' : ' variables') + '):'),
+        h('ul', {}, env.map(kv => h('li', {}, h('code', {}, escapeControl(kv)))))) : null,
+      ap.background ? h('div', { class: 'approval-field' }, h('strong', {}, 'runs in the background'), ' (keeps running after the reply)') : null,
+      ap.cwd ? field('in', h('code', {}, escapeControl(ap.cwd))) : null,
+      ap.reason ? field('why', escapeControl(ap.reason)) : null);
+    card.tabIndex = -1;
+    card.setAttribute('role', 'group');
+    card.setAttribute('aria-label', 'Exec approval');
     const buttons = h('div', { class: 'row' });
     const decide = decision => async () => {
       for (const b of buttons.querySelectorAll('button')) b.disabled = true;
@@ -73,11 +98,14 @@ export async function render(main, params) {
       } catch (e) { showError(e); for (const b of buttons.querySelectorAll('button')) b.disabled = false; }
     };
     buttons.append(
-      h('button', { class: 'primary', 'data-decision': 'allow-once', onclick: decide('allow-once') }, 'Allow once'),
-      h('button', { 'data-decision': 'allow-always', onclick: decide('allow-always') }, 'Always allow'),
-      h('button', { class: 'danger', 'data-decision': 'deny', onclick: decide('deny') }, 'Deny'));
+      h('button', { class: 'primary', 'data-decision': 'allow-once', disabled: true, onclick: decide('allow-once') }, 'Allow once'),
+      h('button', { 'data-decision': 'allow-always', disabled: true, onclick: decide('allow-always') }, 'Always allow'),
+      h('button', { class: 'danger', 'data-decision': 'deny', disabled: true, onclick: decide('deny') }, 'Deny'));
     card.append(buttons);
-    buttons.querySelector('button').focus();
+    setTimeout(() => {
+      for (const b of buttons.querySelectorAll('button')) b.disabled = false;
+      card.dataset.ready = '1';
+    }, 1000);
   }
 
   async function turn(text, { quiet } = {}) {
@@ -95,7 +123,7 @@ export async function render(main, params) {
             case 'accepted': if (ev.accepted && ev.accepted.sessionKey) key = ev.accepted.sessionKey; break;
             case 'delta': if (!reply) reply = add('assistant', ''); reply.textContent += ev.text; log.scrollTop = log.scrollHeight; break;
             case 'thinking': if (!thinking) thinking = add('note', ''); thinking.textContent += ev.text; break;
-            case 'tool_call': add('tool', '⚙ ' + ev.tool.name + ' ' + (ev.tool.arguments ? JSON.stringify(ev.tool.arguments) : '')); reply = null; break;
+            case 'tool_call': add('tool', '⚙ ' + escapeControl(ev.tool.name + ' ' + (ev.tool.arguments ? JSON.stringify(ev.tool.arguments) : ''))); reply = null; break;
             case 'tool_result': add('tool', '↳ ' + ev.tool.name + (ev.tool.isError ? ' (error)' : '') + (ev.tool.preview ? ': ' + ev.tool.preview : '')); break;
             case 'approval': approvalCard(ev.approval); break;
             case 'failover': add('note', ev.text); break;

@@ -2,6 +2,7 @@
 // with rename, role (operator or viewer) and revoke. The row of the device
 // this dashboard speaks through is marked: revoking it ends this page.
 import { h, get, post, table, toast, showError, busy, when, role } from './app.js';
+import { escapeControl } from './escape.js';
 
 export async function render(main) {
   const writer = role.value !== 'viewer';
@@ -49,8 +50,9 @@ export async function render(main) {
 
   async function revoke(btn, d) {
     const own = d.id === mine;
-    const msg = 'Revoke ' + d.name + ' (' + d.id + ')?\n\nIt can no longer reach the gateway until it is paired again.' +
-      (own ? '\n\nThis is the device this dashboard uses: revoking it ends this page (run `openclaw pair` again on it to come back).' : '');
+    // One line, escaped: a device name cannot push the question off the dialog.
+    const msg = 'Revoke ' + escapeControl(d.name) + ' (' + escapeControl(d.id) + ')? It can no longer reach the gateway until it is paired again.' +
+      (own ? ' This is the device this dashboard uses: revoking it ends this page (run `openclaw pair` again on it to come back).' : '');
     if (!confirm(msg)) return;
     await busy(btn, async () => {
       await post('/v1/devices/revoke', { id: d.id });

@@ -4,6 +4,7 @@
 // from this browser's machine (resumable, checked by sha256). The pull,
 // upload and set-default functions are exported for the onboarding page.
 import { h, get, post, request, stream, table, toast, showError, busy, bytes, role, APIError } from './app.js';
+import { escapeControl } from './escape.js';
 
 // Upload limits: the browser hashes the whole file in memory (crypto.subtle
 // has no incremental digest), so a bigger file goes through the CLI.
@@ -162,7 +163,8 @@ export async function render(main) {
   }
 
   async function remove(btn, m) {
-    if (!confirm('Remove ' + m.name + '?\n\n' + (m.source === 'pull' || m.catalog ? 'Its file is deleted from the gateway.' : 'It is forgotten; an imported file stays where it is.'))) return;
+    // One line, escaped: a model name cannot push the question off the dialog.
+    if (!confirm('Remove ' + escapeControl(m.name) + '? ' + (m.source === 'pull' || m.catalog ? 'Its file is deleted from the gateway.' : 'It is forgotten; an imported file stays where it is.'))) return;
     await busy(btn, async () => {
       await post('/v1/models/remove', undefined, { name: m.name });
       toast('Removed ' + m.name);
