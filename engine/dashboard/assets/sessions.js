@@ -4,6 +4,7 @@
 // and a delete (the session and its transcript, for good). Reset and
 // delete are for operators and ask first.
 import { h, get, post, table, toast, showError, busy, when, role, download } from './app.js';
+import { escapeControl } from './escape.js';
 
 function blocksText(content) {
   if (typeof content === 'string') return content;
@@ -61,7 +62,7 @@ export async function render(main) {
   }
 
   async function reset(btn, s) {
-    if (!confirm('Reset session ' + s.key + '?\n\nIt starts over with an empty history; the old transcript stays in the store and can still be exported by its id (' + s.sessionId + ').')) return;
+    if (!confirm('Reset session ' + escapeControl(s.key) + '? It starts over with an empty history; the old transcript stays in the store and can still be exported by its id (' + s.sessionId + ').')) return;
     await busy(btn, async () => {
       await post('/v1/sessions/reset', undefined, { key: s.key });
       toast('Session ' + s.key + ' was reset');
@@ -72,7 +73,7 @@ export async function render(main) {
   // The gateway waits for a turn running in the session, and refuses
   // (conflict) while one waits for an exec approval: its message says so.
   async function remove(btn, s) {
-    if (!confirm('Delete session ' + s.key + ' for good?\n\nIts settings and its transcript (' + s.messages + ' messages) are deleted and cannot be brought back; export it first to keep a copy. Transcripts an earlier reset replaced stay in the store.')) return;
+    if (!confirm('Delete session ' + escapeControl(s.key) + ' for good? Its settings and its transcript (' + s.messages + ' messages) are deleted and cannot be brought back; export it first to keep a copy. Transcripts an earlier reset replaced stay in the store.')) return;
     await busy(btn, async () => {
       await post('/v1/sessions/delete', undefined, { key: s.key });
       toast('Session ' + s.key + ' was deleted');
