@@ -23,15 +23,18 @@ const (
 // fetch() speaks as well as the Go client:
 //
 //  1. POST PathModelUpload, body UploadRequest → UploadStatus. The gateway
-//     checks the name, the file name and its free disk space first. When
-//     the model is already installed with this very file (same sha256),
-//     UploadStatus.Model is set and there is nothing to send.
+//     checks the name, the file name and its free disk space first (less
+//     what its other unfinished uploads still need; at most 4 may be
+//     unfinished at once). When the model is already installed with this
+//     very file (same sha256), UploadStatus.Model is set and there is
+//     nothing to send.
 //  2. PUT PathModelUpload/{id}?offset=N, body the file's bytes from N
 //     (Content-Type application/octet-stream, at most MaxUploadChunk) →
 //     UploadStatus. N must be the upload's offset; otherwise the answer is
 //     409 UploadConflict, whose offset is where to go on. The reply's
 //     offset is where the upload stands (a request cut short keeps the
-//     bytes that arrived): send the next chunk from there.
+//     bytes that arrived): send the next chunk from there. A PUT the disk
+//     no longer has room for is refused (400); the upload keeps its bytes.
 //  3. GET PathModelUpload/{id} → UploadStatus: where to resume after a
 //     dropped connection.
 //  4. POST PathModelUploadFinish?id={id} (no body) → ModelInfo: once
@@ -41,13 +44,15 @@ const (
 //     mismatch, or a file that is not a usable model, deletes the upload
 //     (400); before offset = size the answer is 409 UploadConflict.
 //
-// An upload nobody adds to for 24 hours is deleted.
+// An upload nobody adds to for 24 hours is deleted (when another starts,
+// or the gateway does).
 type UploadRequest struct {
 	// Name is the model's name (default: derived from File, as an import
 	// derives it from the file name; UploadStatus.Name says which).
 	Name string `json:"name,omitempty"`
-	// File is the file's own name, without a directory (default
-	// Name + ".gguf"); it is its name in the models directory.
+	// File is the file's own name, without a directory, ending in ".gguf"
+	// (any case; default Name + ".gguf"); it is its name in the models
+	// directory.
 	File   string `json:"file,omitempty"`
 	Size   int64  `json:"size"`   // bytes
 	SHA256 string `json:"sha256"` // of the whole file, hex

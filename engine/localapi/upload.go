@@ -16,8 +16,11 @@ package localapi
 //     the reply's offset is where the upload stands. A PUT for an upload
 //     another PUT is still reading (a connection that died silently, whose
 //     client is retrying) cuts that one short and takes over.
-//   - The file keeps its own name in the models directory; a name taken
-//     there gets "-2" … "-9" before ".gguf".
+//   - The file keeps its own name in the models directory, which must end
+//     in ".gguf" (any case): the registry's index (models.json) and other
+//     files there are never a name an upload can take. A name taken there,
+//     or by a pull's or an import's temp files of it, gets "-2" … "-9"
+//     before ".gguf"; the move never replaces a file (see place).
 //   - Names are checked as the registry checks them (models/catalog's
 //     ValidName, repeated: this package knows nothing of the registry)
 //     before a byte is sent; the registry checks again when it registers.
@@ -26,9 +29,13 @@ package localapi
 //     A name installed with other bytes is refused at the start, one
 //     installed with these very bytes answers with the model.
 //   - Free space for what is left to send plus uploadDiskMargin is checked
-//     when an upload starts or resumes.
+//     when an upload starts or resumes, less what the other unfinished
+//     uploads still need (size - offset of each): starts go one at a time,
+//     so concurrent ones cannot each count the same free space. Each PUT
+//     checks again for its own bytes (the disk may have filled since). At
+//     most maxUploads are unfinished at once.
 //   - An upload whose files nobody touched for uploadStaleAfter is deleted
-//     when the next one starts.
+//     when the next one starts, and when the gateway starts.
 
 import (
 	"context"
@@ -68,7 +75,22 @@ const (
 	uploadDiskMargin = 128 << 20
 	// maxModelNameLen is the registry's (models/catalog).
 	maxModelNameLen = 64
+	// maxUploads is how many uploads may be unfinished at once: each holds
+	// disk space for what it still needs, and a client that starts many
+	// and sends nothing would hold it all for uploadStaleAfter.
+	maxUploads = 4
+	// registryIndex is models/catalog.IndexFile, the registry's index in
+	// the models directory (this package may not import models/, see
+	// engine/deps_test.go): no upload may take its name.
+	registryIndex = "models.json"
 )
+
+// pullTempSuffixes end the names of the temp files that become X when
+// they are renamed onto it, beside X in the models directory: a pull's
+// download (models/catalog.PartSuffix), its validators
+// (models/catalog.ResumeSuffix) and their temp file, and an import's copy
+// (copyFile's ".import"). An upload does not take X while one is there.
+var pullTempSuffixes = []string{".part", ".part.json", ".part.json.tmp", ".import"}
 
 // freeSpace is what the gateway may still write on dir's file system; a
 // variable so tests can pretend a full disk.
@@ -81,11 +103,27 @@ var freeSpace = func(dir string) (uint64, error) {
 type uploads struct {
 	ms Models
 
+	// starting is held by a start from its check of the disk to its
+	// record, so that the next one counts what this one needs.
+	starting sync.Mutex
+
 	mu     sync.Mutex // guards active, and the choice of a final file name
 	active map[string]*upload
 }
 
-func newUploads(ms Models) *uploads { return &uploads{ms: ms, active: map[string]*upload{}} }
+// newUploads also deletes stale uploads (the gateway starts), so a box
+// where nobody uploads again gets its disk back; with no partial area
+// that costs one Stat.
+func newUploads(ms Models) *uploads {
+	u := &uploads{ms: ms, active: map[string]*upload{}}
+	if models := ms.Dir(); models != "" {
+		dir := filepath.Join(models, uploadDir)
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			u.sweep(dir)
+		}
+	}
+	return u
+}
 
 // upload is one upload; its files are <id>.part and <id>.json.
 type upload struct {
@@ -175,16 +213,29 @@ func (u *uploads) start(r *http.Request, req api.UploadRequest) (api.UploadStatu
 	if err != nil {
 		return api.UploadStatus{}, err
 	}
+	u.starting.Lock()
+	defer u.starting.Unlock()
 	u.sweep(dir)
 	up, err := u.find(dir, req)
 	if err != nil {
 		return api.UploadStatus{}, err
 	}
 	var have int64
+	var id string
 	if up != nil {
-		have = up.status().Offset
+		st := up.status()
+		have, id = st.Offset, st.ID
 	}
-	if err := checkSpace(dir, req, have); err != nil {
+	others, owed, err := u.pending(dir, id)
+	if err != nil {
+		return api.UploadStatus{}, err
+	}
+	if up == nil && others >= maxUploads {
+		return api.UploadStatus{}, badRequest(fmt.Sprintf("upload: the gateway already has %d unfinished uploads, the most it keeps at once: "+
+			"finish one (run its \"openclaw models import FILE --gateway BOX\" again: it resumes), or wait: an upload that gets no data for %d hours is deleted",
+			others, int(uploadStaleAfter.Hours())))
+	}
+	if err := checkSpace(dir, req.File, req.Size-have, owed, others, "try again"); err != nil {
 		return api.UploadStatus{}, err
 	}
 	if up == nil {
@@ -273,8 +324,13 @@ func nameFromFile(file string) string {
 
 // checkFileName accepts a plain file name: no directory, not hidden, no
 // control characters, at most 200 bytes (room for "-9" and the file
-// system's limit).
+// system's limit), ending in ".gguf" (any case), so that it can never be
+// the name of the registry's own files in the models directory.
 func checkFileName(file string) error {
+	if strings.EqualFold(file, registryIndex) {
+		// Refused by the suffix too; said plainly in case that rule changes.
+		return badRequest(api.EscapeControl(fmt.Sprintf("upload: file name %q is the model registry's index: send the model's .gguf file", file)))
+	}
 	ok := len(file) <= 200 && utf8.ValidString(file) && !strings.HasPrefix(file, ".") && !strings.ContainsAny(file, `/\`)
 	for _, c := range file {
 		ok = ok && c >= 0x20 && c != 0x7f
@@ -282,7 +338,15 @@ func checkFileName(file string) error {
 	if !ok {
 		return badRequest(api.EscapeControl(fmt.Sprintf("upload: file name %q: want the file's own name, without a directory, not starting with '.'", file)))
 	}
+	if !hasGGUF(file) {
+		return badRequest(api.EscapeControl(fmt.Sprintf("upload: file name %q: want a GGUF model file, whose name ends in .gguf", file)))
+	}
 	return nil
+}
+
+// hasGGUF says whether file ends in ".gguf", in any case, after a stem.
+func hasGGUF(file string) bool {
+	return len(file) > len(".gguf") && strings.EqualFold(file[len(file)-len(".gguf"):], ".gguf")
 }
 
 // installed is the model req would install when it is installed already
@@ -304,21 +368,57 @@ func (u *uploads) installed(req api.UploadRequest) (*api.ModelInfo, error) {
 	return nil, nil
 }
 
-// checkSpace refuses an upload the disk cannot hold: what is left to send
-// and uploadDiskMargin. A file system that cannot say is not refused (a
-// full disk is still reported when a write fails).
-func checkSpace(dir string, req api.UploadRequest, have int64) error {
+// checkSpace refuses to write need more bytes of file when the disk
+// cannot hold them and uploadDiskMargin besides owed, what the other
+// unfinished uploads still need; then says what to do, ending in then. A
+// file system that cannot say is not refused (a full disk is still
+// reported when a write fails).
+func checkSpace(dir, file string, need, owed int64, others int, then string) error {
 	free, err := freeSpace(dir)
 	if err != nil {
 		return nil
 	}
-	need := req.Size - have
-	if uint64(need)+uploadDiskMargin <= free {
+	if uint64(need)+uint64(owed)+uploadDiskMargin <= free {
 		return nil
 	}
-	return badRequest(fmt.Sprintf("not enough disk space on the gateway for %s: it needs %s more (and %s to spare), and %s has %s free; "+
-		"free some space (\"openclaw models rm NAME\" removes a model) and try again",
-		req.File, doctor.Bytes(need), doctor.Bytes(uploadDiskMargin), filepath.Dir(dir), doctor.Bytes(int64(free))))
+	promised := ""
+	if owed > 0 {
+		promised = fmt.Sprintf(", %s of it kept for %d other unfinished uploads", doctor.Bytes(owed), others)
+	}
+	return badRequest(fmt.Sprintf("not enough disk space on the gateway for %s: it needs %s more (and %s to spare), and %s has %s free%s; "+
+		"free some space (\"openclaw models rm NAME\" removes a model) and %s",
+		file, doctor.Bytes(need), doctor.Bytes(uploadDiskMargin), filepath.Dir(dir), doctor.Bytes(int64(free)), promised, then))
+}
+
+// pending is how many uploads other than except are unfinished, and the
+// bytes they still need (size - offset of each); those begun before the
+// gateway restarted count from their records.
+func (u *uploads) pending(dir, except string) (n int, owed int64, err error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	for id, up := range u.active {
+		up.mu.Lock()
+		rec, gone := up.rec, up.gone
+		up.mu.Unlock()
+		if id != except && !gone {
+			n, owed = n+1, owed+max(rec.Size-rec.Offset, 0)
+		}
+	}
+	records, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return 0, 0, fmt.Errorf("upload: list the partial area: %w", err)
+	}
+	for _, path := range records {
+		id := strings.TrimSuffix(filepath.Base(path), ".json")
+		if id == except || u.active[id] != nil || !validUploadID(id) {
+			continue
+		}
+		// A damaged record cannot be resumed: it only waits for the sweep.
+		if rec, err := readRecord(path, id); err == nil {
+			n, owed = n+1, owed+max(rec.Size-rec.Offset, 0)
+		}
+	}
+	return n, owed, nil
 }
 
 // sweep deletes the files of uploads nobody touched for uploadStaleAfter.
@@ -576,6 +676,17 @@ func (u *uploads) write(w http.ResponseWriter, r *http.Request) (api.UploadStatu
 	if r.ContentLength > left {
 		return api.UploadStatus{}, badRequest(fmt.Sprintf("upload: this chunk of %d bytes goes past the end of the file (%d bytes are left)", r.ContentLength, left))
 	}
+	limit := min(int64(api.MaxUploadChunk), left)
+	// The disk may have filled since the start (other writers, other
+	// uploads): what this PUT may write must still leave the margin.
+	may := limit
+	if r.ContentLength >= 0 {
+		may = min(may, r.ContentLength)
+	}
+	if err := checkSpace(up.dir, rec.File, may, 0, 0, fmt.Sprintf(
+		"run the import again: it resumes from the %d bytes the gateway has", rec.Offset)); err != nil {
+		return api.UploadStatus{}, err
+	}
 	h, err := restoreHash(rec.Hash)
 	if err != nil {
 		return api.UploadStatus{}, err
@@ -593,7 +704,6 @@ func (u *uploads) write(w http.ResponseWriter, r *http.Request) (api.UploadStatu
 	if _, err := f.Seek(rec.Offset, io.SeekStart); err != nil {
 		return api.UploadStatus{}, fmt.Errorf("upload: %w", err)
 	}
-	limit := min(int64(api.MaxUploadChunk), left)
 	// A body that ends in an error (the client went away or stalled) ends
 	// the chunk: what arrived is kept, and the offset says so to whoever
 	// asks next.
@@ -775,13 +885,22 @@ func (u *uploads) finish(r *http.Request) (api.ModelInfo, error) {
 }
 
 // place moves the finished part into the models directory under file's
-// name, or file-2 … file-9 where that is taken (by a file, or a pull's
-// .part of it), and returns where it went.
+// name, or file-2 … file-9 where that is taken, and returns where it went.
+// A name is taken by a file, or by a temp file that a pull or an import
+// would rename onto it (pullTempSuffixes).
+//
+// The registry writes there without u.mu, so the move is a hard link: it
+// fails rather than replace a file that appeared since the check. Where
+// the file system has no hard links (FAT, exFAT: a USB disk) it is a
+// rename right after a second check. What neither sees is a pull that has
+// reserved the name but not yet created its temp files (it waits for the
+// server): the registry's Import of the name is then refused as busy, and
+// finish deletes the upload's file, so nothing wrong is registered.
 func (u *uploads) place(part, file string) (string, error) {
 	models := u.ms.Dir()
 	stem, ext := file, ""
-	if len(file) > 5 && strings.EqualFold(file[len(file)-5:], ".gguf") {
-		stem, ext = file[:len(file)-5], file[len(file)-5:]
+	if hasGGUF(file) {
+		stem, ext = file[:len(file)-len(".gguf")], file[len(file)-len(".gguf"):]
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
@@ -791,20 +910,40 @@ func (u *uploads) place(part, file string) (string, error) {
 			name = fmt.Sprintf("%s-%d%s", stem, i, ext)
 		}
 		dest := filepath.Join(models, name)
-		if taken(dest) || taken(dest+".part") {
+		if nameTaken(dest) {
 			continue
 		}
-		if err := os.Rename(part, dest); err != nil {
-			return "", fmt.Errorf("upload: move the file into the models directory: %w", err)
+		err := os.Link(part, dest)
+		switch {
+		case err == nil:
+			if err := os.Remove(part); err != nil {
+				// Not half moved: the upload stays as it was, to finish again.
+				return "", errors.Join(fmt.Errorf("upload: move the file into the models directory: %w", err), os.Remove(dest))
+			}
+		case errors.Is(err, fs.ErrExist):
+			continue // taken since the check
+		default:
+			if nameTaken(dest) {
+				continue
+			}
+			if err := os.Rename(part, dest); err != nil {
+				return "", fmt.Errorf("upload: move the file into the models directory: %w", err)
+			}
 		}
 		return dest, syncDir(models)
 	}
 	return "", badRequest(fmt.Sprintf("upload: %s and %s-2%s … %s-9%s are all taken in the models directory: send the file under another name", file, stem, ext, stem, ext))
 }
 
-func taken(path string) bool {
-	_, err := os.Lstat(path)
-	return !errors.Is(err, fs.ErrNotExist)
+// nameTaken says whether dest, or a temp file to be renamed onto it, is
+// there.
+func nameTaken(dest string) bool {
+	for _, suffix := range append([]string{""}, pullTempSuffixes...) {
+		if _, err := os.Lstat(dest + suffix); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
 }
 
 // syncDir makes a rename in dir durable; a system that cannot sync a

@@ -40,6 +40,7 @@ func newUploadFixture(t *testing.T, size int) *uploadFixture {
 		data[i] = byte(r.Uint32())
 	}
 	sum := sha256.Sum256(data)
+	t.Setenv("HOME", t.TempDir()) // nothing of the real home is touched
 	ms := &fakeModels{dir: t.TempDir()}
 	return &uploadFixture{t: t, ms: ms, h: New(nil, nil, Config{Models: ms}), data: data, sum: hex.EncodeToString(sum[:])}
 }
@@ -66,6 +67,34 @@ func (fx *uploadFixture) start(req api.UploadRequest) api.UploadStatus {
 		fx.t.Fatalf("start: %d %s", code, body)
 	}
 	return st
+}
+
+// try starts an upload and returns the status and the raw reply.
+func (fx *uploadFixture) try(req api.UploadRequest) (int, []byte) {
+	fx.t.Helper()
+	b, _ := json.Marshal(req)
+	return fx.call("POST", api.PathModelUpload, bytes.NewReader(b), nil)
+}
+
+// send starts an upload of the fixture's file as file, sends it whole and
+// finishes it: the status and the raw reply of the finish.
+func (fx *uploadFixture) send(file string) (int, api.ModelInfo, []byte) {
+	fx.t.Helper()
+	st := fx.start(api.UploadRequest{File: file, Size: int64(len(fx.data)), SHA256: fx.sum})
+	if code, _, raw := fx.put(st.ID, 0, bytes.NewReader(fx.data)); code != 200 {
+		fx.t.Fatalf("PUT: %d %s", code, raw)
+	}
+	var info api.ModelInfo
+	code, raw := fx.call("POST", api.PathModelUploadFinish+"?id="+st.ID, nil, &info)
+	return code, info, raw
+}
+
+// stubFreeSpace makes freeSpace answer free (or err) for the test.
+func stubFreeSpace(t *testing.T, free uint64, err error) {
+	t.Helper()
+	prev := freeSpace
+	t.Cleanup(func() { freeSpace = prev })
+	freeSpace = func(string) (uint64, error) { return free, err }
 }
 
 func (fx *uploadFixture) put(id string, offset int64, body io.Reader) (int, api.UploadStatus, []byte) {
@@ -342,5 +371,304 @@ func TestUploadTakeOver(t *testing.T) {
 	defer cancel()
 	if _, err := up.take(ctx, nil); asAPIError(err).Code != api.CodeAborted {
 		t.Errorf("take with a dead context: %v", err)
+	}
+}
+
+// TestModelUploadFileName: the file name must end in .gguf (any case), so
+// the registry's own files are never an upload's; without one it is the
+// name's.
+func TestModelUploadFileName(t *testing.T) {
+	for _, tc := range []struct {
+		name, model, file string
+		want              string // in the 400's message; "" for a start
+		wantFile          string
+		wantName          string
+	}{
+		{name: "the registry's index", model: "m", file: "models.json", want: "registry's index"},
+		{name: "the index in upper case", model: "m", file: "MODELS.JSON", want: "registry's index"},
+		{name: "the index, name derived", file: "models.json", want: "registry's index"},
+		{name: "not .gguf", model: "m", file: "model.bin", want: "ends in .gguf"},
+		{name: ".gguf inside the name", model: "m", file: "m.gguf.part", want: "ends in .gguf"},
+		{name: "only the suffix", model: "m", file: ".gguf", want: "file name"},
+		{name: "upper case suffix", file: "Big-Model.GGUF", wantFile: "Big-Model.GGUF", wantName: "big-model"},
+		{name: "derived from the name", model: "abc", wantFile: "abc.gguf", wantName: "abc"},
+		{name: "the index's name before .gguf", file: "models.json.gguf", wantFile: "models.json.gguf", wantName: "models.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newUploadFixture(t, 100)
+			req := api.UploadRequest{Name: tc.model, File: tc.file, Size: 100, SHA256: fx.sum}
+			if tc.want != "" {
+				if code, raw := fx.try(req); code != 400 || !strings.Contains(string(raw), tc.want) {
+					t.Errorf("%d %s, want 400 with %q", code, raw, tc.want)
+				}
+				if left := fx.partial(); len(left) != 0 {
+					t.Errorf("a refused upload left files: %v", left)
+				}
+				return
+			}
+			if st := fx.start(req); st.File != tc.wantFile || st.Name != tc.wantName {
+				t.Errorf("start = %+v, want file %q, name %q", st, tc.wantFile, tc.wantName)
+			}
+		})
+	}
+}
+
+// TestModelUploadPlace: a name whose pull or import is under way (its
+// temp files are there) is not taken, nor any file: the upload gets the
+// next free one, and nothing there is replaced.
+func TestModelUploadPlace(t *testing.T) {
+	nine := []string{"M.gguf"}
+	for i := 2; i <= 9; i++ {
+		nine = append(nine, "M-"+strconv.Itoa(i)+".gguf.part")
+	}
+	for _, tc := range []struct {
+		name  string
+		there []string // in the models directory before the finish
+		want  string   // where the file goes; "" for a 400
+	}{
+		{"free", nil, "M.gguf"},
+		{"a file", []string{"M.gguf"}, "M-2.gguf"},
+		{"a pull's download", []string{"M.gguf.part"}, "M-2.gguf"},
+		{"a pull's validators, before its download", []string{"M.gguf.part.json"}, "M-2.gguf"},
+		{"the validators' temp file", []string{"M.gguf.part.json.tmp"}, "M-2.gguf"},
+		{"an import's copy", []string{"M.gguf.import"}, "M-2.gguf"},
+		{"a file and a pull of the next", []string{"M.gguf", "M-2.gguf.part"}, "M-3.gguf"},
+		{"a dangling link", []string{"M.gguf@"}, "M-2.gguf"},
+		{"all nine", nine, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newUploadFixture(t, 1000)
+			for _, name := range tc.there {
+				path := filepath.Join(fx.ms.dir, name)
+				if link, ok := strings.CutSuffix(path, "@"); ok {
+					if err := os.Symlink(filepath.Join(fx.ms.dir, "nowhere"), link); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				if err := os.WriteFile(path, []byte("theirs"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, info, raw := fx.send("M.gguf")
+			if tc.want == "" {
+				if code != 400 || !strings.Contains(string(raw), "are all taken") {
+					t.Errorf("finish: %d %s, want 400: all taken", code, raw)
+				}
+			} else {
+				if code != 200 || info.Path != filepath.Join(fx.ms.dir, tc.want) {
+					t.Fatalf("finish: %d %s, want it at %s", code, raw, tc.want)
+				}
+				if b, err := os.ReadFile(info.Path); err != nil || !bytes.Equal(b, fx.data) {
+					t.Errorf("the file in place differs (%v)", err)
+				}
+				if left := fx.partial(); len(left) != 0 {
+					t.Errorf("partial area after finishing: %v", left)
+				}
+			}
+			for _, name := range tc.there {
+				if strings.HasSuffix(name, "@") {
+					continue
+				}
+				if b, err := os.ReadFile(filepath.Join(fx.ms.dir, name)); err != nil || string(b) != "theirs" {
+					t.Errorf("%s was replaced: %q %v", name, b, err)
+				}
+			}
+		})
+	}
+}
+
+// TestModelUploadSpaceShared: uploads started at once cannot each count
+// the same free space: each start keeps what the others still need, a
+// resume does not count itself, and bytes sent free what they needed.
+func TestModelUploadSpaceShared(t *testing.T) {
+	fx := newUploadFixture(t, 1000)
+	stubFreeSpace(t, 2*1000+uploadDiskMargin, nil) // room for two
+	codes := make([]int, 3)
+	bodies := make([]string, 3)
+	var wg sync.WaitGroup
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b, _ := json.Marshal(api.UploadRequest{File: "f" + strconv.Itoa(i) + ".gguf", Size: 1000, SHA256: fx.sum})
+			w := serve(fx.h, httptest.NewRequest("POST", api.PathModelUpload, bytes.NewReader(b)))
+			codes[i], bodies[i] = w.Code, w.Body.String()
+		}()
+	}
+	wg.Wait()
+	var ok []api.UploadStatus
+	refused := 0
+	for i, code := range codes {
+		switch {
+		case code == 200:
+			var st api.UploadStatus
+			if err := json.Unmarshal([]byte(bodies[i]), &st); err != nil {
+				t.Fatal(err)
+			}
+			ok = append(ok, st)
+		case code == 400 && strings.Contains(bodies[i], "not enough disk space") && strings.Contains(bodies[i], "kept for 2 other unfinished uploads"):
+			refused++
+		default:
+			t.Errorf("start %d: %d %s", i, code, bodies[i])
+		}
+	}
+	if len(ok) != 2 || refused != 1 {
+		t.Fatalf("%d started, %d refused; want 2 and 1", len(ok), refused)
+	}
+
+	for _, tc := range []struct {
+		name string
+		req  api.UploadRequest
+		want int
+	}{
+		{"a resume does not count itself", api.UploadRequest{Name: ok[0].Name, File: ok[0].File, Size: 1000, SHA256: fx.sum}, 200},
+		{"a third does not fit", api.UploadRequest{File: "g.gguf", Size: 1, SHA256: fx.sum}, 400},
+	} {
+		if code, raw := fx.try(tc.req); code != tc.want {
+			t.Errorf("%s: %d %s, want %d", tc.name, code, raw, tc.want)
+		}
+	}
+	// 600 bytes sent: the first needs only 400 more, and a 600-byte one fits.
+	if code, _, raw := fx.put(ok[0].ID, 0, bytes.NewReader(fx.data[:600])); code != 200 {
+		t.Fatalf("PUT: %d %s", code, raw)
+	}
+	if code, raw := fx.try(api.UploadRequest{File: "g.gguf", Size: 600, SHA256: fx.sum}); code != 200 {
+		t.Errorf("after 600 bytes were sent: %d %s", code, raw)
+	}
+	if code, raw := fx.try(api.UploadRequest{File: "h.gguf", Size: 1, SHA256: fx.sum}); code != 400 {
+		t.Errorf("once it is all kept again: %d %s", code, raw)
+	}
+}
+
+// TestModelUploadPutSpace: each PUT checks the disk again, for the most it
+// may write (its Content-Length, else what is left of the file), and a
+// refused one keeps what the upload has.
+func TestModelUploadPutSpace(t *testing.T) {
+	const chunk = 100
+	for _, tc := range []struct {
+		name    string
+		free    uint64
+		err     error
+		unsized bool // no Content-Length
+		want    int
+	}{
+		{"room for the chunk", chunk + uploadDiskMargin, nil, false, 200},
+		{"a byte short", chunk + uploadDiskMargin - 1, nil, false, 400},
+		{"no length: room for the rest of the file", 1000 + uploadDiskMargin, nil, true, 200},
+		{"no length: room for the chunk only", chunk + uploadDiskMargin, nil, true, 400},
+		{"a file system that cannot say", 0, errors.New("statfs: not supported"), false, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newUploadFixture(t, 1000)
+			st := fx.start(api.UploadRequest{File: "m.gguf", Size: 1000, SHA256: fx.sum})
+			stubFreeSpace(t, tc.free, tc.err)
+			var body io.Reader = bytes.NewReader(fx.data[:chunk])
+			if tc.unsized {
+				body = io.MultiReader(body) // httptest sends no length for it
+			}
+			code, got, raw := fx.put(st.ID, 0, body)
+			if code != tc.want {
+				t.Fatalf("PUT: %d %s, want %d", code, raw, tc.want)
+			}
+			if code == 200 {
+				if got.Offset != chunk {
+					t.Errorf("offset %d, want %d", got.Offset, chunk)
+				}
+				return
+			}
+			if !strings.Contains(string(raw), "not enough disk space") || !strings.Contains(string(raw), "resumes from the 0 bytes") {
+				t.Errorf("refused PUT: %s", raw)
+			}
+			if code, _ := fx.call("GET", api.PathModelUpload+"/"+st.ID, nil, &got); code != 200 || got.Offset != 0 {
+				t.Errorf("after a refused PUT: %d %+v", code, got)
+			}
+			if fi, err := os.Stat(filepath.Join(fx.ms.dir, uploadDir, st.ID+".part")); err != nil || fi.Size() != 0 {
+				t.Errorf("the partial file after a refused PUT: %v %v", fi, err)
+			}
+		})
+	}
+}
+
+// TestModelUploadLimit: at most maxUploads unfinished at once, counted
+// across a restart; a resume is not a new one, and a finished one frees
+// its place.
+func TestModelUploadLimit(t *testing.T) {
+	fx := newUploadFixture(t, 1000)
+	stubFreeSpace(t, 1<<50, nil)
+	req := func(i int) api.UploadRequest {
+		return api.UploadRequest{File: "f" + strconv.Itoa(i) + ".gguf", Size: 1000, SHA256: fx.sum}
+	}
+	var first api.UploadStatus
+	for i := range maxUploads {
+		st := fx.start(req(i))
+		if i == 0 {
+			first = st
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		restart bool
+		req     api.UploadRequest
+		want    int
+	}{
+		{"one more", false, req(maxUploads), 400},
+		{"a resume", false, req(0), 200},
+		{"one more after a restart", true, req(maxUploads), 400},
+		{"a resume after a restart", false, req(1), 200},
+	} {
+		if tc.restart {
+			fx.h = New(nil, nil, Config{Models: fx.ms})
+		}
+		code, raw := fx.try(tc.req)
+		if code != tc.want || code == 400 && (!strings.Contains(string(raw), "openclaw models import") || !strings.Contains(string(raw), "24 hours")) {
+			t.Errorf("%s: %d %s, want %d", tc.name, code, raw, tc.want)
+		}
+	}
+	if code, _, raw := fx.put(first.ID, 0, bytes.NewReader(fx.data)); code != 200 {
+		t.Fatalf("PUT: %d %s", code, raw)
+	}
+	if code, raw := fx.call("POST", api.PathModelUploadFinish+"?id="+first.ID, nil, nil); code != 200 {
+		t.Fatalf("finish: %d %s", code, raw)
+	}
+	if code, raw := fx.try(req(maxUploads)); code != 200 {
+		t.Errorf("once one is finished: %d %s", code, raw)
+	}
+}
+
+// TestModelUploadSweepAtStart: the gateway's start deletes stale uploads
+// (nobody may start another), keeps fresh ones, and creates no partial
+// area where there is none.
+func TestModelUploadSweepAtStart(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		age   time.Duration // of the upload's files; 0: no partial area
+		wantN int           // files left in the partial area
+	}{
+		{"stale", uploadStaleAfter + time.Minute, 0},
+		{"fresh", uploadStaleAfter - time.Hour, 2},
+		{"no partial area", 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fx := newUploadFixture(t, 1000)
+			dir := filepath.Join(fx.ms.dir, uploadDir)
+			if tc.age > 0 {
+				st := fx.start(api.UploadRequest{File: "old.gguf", Size: 1000, SHA256: fx.sum})
+				fx.put(st.ID, 0, bytes.NewReader(fx.data[:10]))
+				then := time.Now().Add(-tc.age)
+				for _, name := range fx.partial() {
+					if err := os.Chtimes(filepath.Join(dir, name), then, then); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			New(nil, nil, Config{Models: fx.ms}) // the gateway starts again
+			if left := fx.partial(); len(left) != tc.wantN {
+				t.Errorf("partial area: %v, want %d files", left, tc.wantN)
+			}
+			if _, err := os.Stat(dir); tc.age == 0 && !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("the start made a partial area: %v", err)
+			}
+		})
 	}
 }
