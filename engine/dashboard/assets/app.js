@@ -151,6 +151,14 @@ export async function busy(btn, fn) {
 
 export const role = { value: 'operator' };
 
+// status is the gateway's status, asked once per page load and shared by
+// the shell and the first page (a page that wants it fresh asks get()).
+let statusOnce = null;
+export function status() {
+  if (!statusOnce) { statusOnce = get('/v1/status'); statusOnce.catch(() => { statusOnce = null; }); }
+  return statusOnce;
+}
+
 const pages = ['chat', 'sessions', 'channels', 'devices', 'models', 'memory', 'logs', 'status', 'config', 'onboard'];
 let cleanup = null;
 
@@ -168,6 +176,7 @@ async function route() {
     const mod = await import('./' + page + '.js');
     main.replaceChildren();
     cleanup = (await mod.render(main, rest.map(decodeURIComponent))) || null;
+    statusOnce = null; // later pages ask afresh
   } catch (e) {
     // A page's module that cannot load may mean the gateway refuses this
     // device now (revoked): ask, so the banner says so.
@@ -182,6 +191,8 @@ async function start() {
     e.currentTarget.setAttribute('aria-expanded', String(open));
   });
   window.addEventListener('hashchange', route);
+  // Both at once: each is a round trip to the box.
+  const st = status();
   try {
     const me = await get('/v1/whoami');
     role.value = me.device ? me.device.role : 'operator';
@@ -191,7 +202,7 @@ async function start() {
   if (!location.hash) {
     // A box with no model at all starts at the onboarding steps.
     try {
-      const st = await get('/v1/status');
+      const st = await status();
       // (The built-in default is a local model that is not installed yet.)
       if (!st.model || (st.missingModels || []).some(m => (m.ref || m.model || m) === st.model)) { location.hash = '#/onboard'; return route(); }
     } catch { /* the chat page will say what is wrong */ }

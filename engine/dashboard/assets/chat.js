@@ -1,7 +1,7 @@
 // Chat: one session's history and a composer. A reply streams in as it is
 // written; tool calls show as they happen; an exec that needs approval
 // shows its exact command with Allow / Always / Deny buttons.
-import { h, get, post, stream, showError, toast } from './app.js';
+import { h, get, post, stream, showError, toast, status } from './app.js';
 import { escapeArgv, escapeControl } from './escape.js';
 
 const thinkLevels = ['off', 'minimal', 'low', 'medium', 'high'];
@@ -12,8 +12,13 @@ function blocksText(content) {
 }
 
 export async function render(main, params) {
-  const st = await get('/v1/status');
+  const st = await status();
+  // Asked now, read below: one round trip's wait for all of them.
+  const modelsP = get('/v1/models'), approvalsP = get('/v1/approvals');
+  for (const p of [modelsP, approvalsP]) p.catch(() => {});
   let key = params[0] || 'agent:' + (st.defaultAgent || 'main') + ':main';
+  const historyP = get('/v1/sessions/history', { key });
+  historyP.catch(() => {});
   const log = h('div', { class: 'log', id: 'chat-log', 'aria-live': 'polite' });
   const input = h('textarea', { id: 'chat-input', rows: 2, placeholder: 'Message (Enter sends, Shift+Enter for a new line)', 'aria-label': 'Message' });
   const send = h('button', { class: 'primary', id: 'chat-send' }, 'Send');
@@ -33,16 +38,17 @@ export async function render(main, params) {
 
   // The model choice: installed local models and the configured default.
   try {
-    const models = await get('/v1/models');
+    const models = await modelsP;
     const names = new Set([st.model].filter(Boolean));
     for (const m of models) if (m.installed) names.add(m.ref || m.name);
     model.append(h('option', { value: '' }, 'model: ' + (st.model || 'none')), [...names].map(n => h('option', { value: n }, n)));
   } catch { model.append(h('option', { value: '' }, 'model: ' + (st.model || 'none'))); }
 
-  async function loadHistory() {
+  async function loadHistory(first) {
     log.replaceChildren();
+    const approvals = first ? approvalsP : get('/v1/approvals');
     try {
-      const hist = await get('/v1/sessions/history', { key });
+      const hist = await (first ? historyP : get('/v1/sessions/history', { key }));
       for (const e of hist.entries || []) {
         if (e.type !== 'message' || !e.message) continue;
         const m = e.message;
@@ -57,7 +63,7 @@ export async function render(main, params) {
       if (e.code !== 'not_found') showError(e); else add('note', 'No messages yet.');
     }
     try {
-      for (const ap of await get('/v1/approvals')) if (ap.sessionKey === key) approvalCard(ap);
+      for (const ap of await approvals) if (ap.sessionKey === key) approvalCard(ap);
     } catch { /* a viewer may not see them */ }
   }
 
@@ -158,7 +164,7 @@ export async function render(main, params) {
   model.addEventListener('change', () => { if (model.value) turn('/model ' + model.value, { quiet: true }).then(() => toast('Model for this session: ' + model.value)); });
   think.addEventListener('change', () => { if (think.value) turn('/think ' + think.value, { quiet: true }); });
 
-  await loadHistory();
+  await loadHistory(true);
   input.focus();
   return () => ctrl.abort();
 }
