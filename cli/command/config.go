@@ -150,12 +150,8 @@ once ("applied").
 				return a.jsonFailure(asJSON, &usageError{err})
 			}
 			req := api.ConfigSetRequest{Key: args[0], Value: value}
-			var res *api.ConfigSetResult
-			if a.validateHere(nil) {
-				res, err = a.configSetHere(req, false)
-			} else if res, err = a.client().ConfigSet(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
-				res, err = a.configSetHere(req, true) // no gateway here: its file, changed here
-			}
+			res, err := a.configChange(func(fallback bool) (*api.ConfigSetResult, error) { return a.configSetHere(req, fallback) },
+				func() (*api.ConfigSetResult, error) { return a.client().ConfigSet(cmd.Context(), req) })
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -203,13 +199,8 @@ removed: set the list without it.
 		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req := api.ConfigUnsetRequest{Key: args[0]}
-			var res *api.ConfigSetResult
-			var err error
-			if a.validateHere(nil) {
-				res, err = a.configUnsetHere(req, false)
-			} else if res, err = a.client().ConfigUnset(cmd.Context(), req); errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
-				res, err = a.configUnsetHere(req, true) // no gateway here: its file, changed here
-			}
+			res, err := a.configChange(func(fallback bool) (*api.ConfigSetResult, error) { return a.configUnsetHere(req, fallback) },
+				func() (*api.ConfigSetResult, error) { return a.client().ConfigUnset(cmd.Context(), req) })
 			if err != nil {
 				return a.jsonFailure(asJSON, err)
 			}
@@ -227,6 +218,20 @@ removed: set the list without it.
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// configChange runs a set or unset where the file is: here when the
+// command names the file here, else on the gateway — or, when nothing
+// answers on a socket that was only guessed, here on the gateway's file.
+func (a *app) configChange(here func(fallback bool) (*api.ConfigSetResult, error), remote func() (*api.ConfigSetResult, error)) (*api.ConfigSetResult, error) {
+	if a.validateHere(nil) {
+		return here(false)
+	}
+	res, err := remote()
+	if errors.Is(err, client.ErrGatewayDown) && a.socketGuessed() {
+		return here(true) // no gateway here: its file, changed here
+	}
+	return res, err
 }
 
 // printChangeNotes prints what a set or unset left to do or to know: the
