@@ -4,15 +4,12 @@ package command
 
 import (
 	"context"
-	"os"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chzyer/readline"
-	"github.com/creack/pty"
 )
 
 // TestOnboardTerminal runs onboard in a pseudo-terminal, in this process:
@@ -23,7 +20,7 @@ func TestOnboardTerminal(t *testing.T) {
 	onboardEnv(t)
 	for _, stop := range []bool{false, true} {
 		og := startOnboardGateway(t, nil, func(og *onboardGateway) { og.restart = true })
-		term := startOnboardTerm(t)
+		term := startTerm(t) // chat_unix_test.go
 		before, err := readline.GetState(int(term.tty.Fd()))
 		if err != nil {
 			t.Fatal(err)
@@ -82,76 +79,6 @@ func TestOnboardTerminal(t *testing.T) {
 		}
 		if got := og.recorded(); !stop && (len(got) != 2 || !strings.Contains(got[0], `"apiKey":"sk-typed-secret"`)) {
 			t.Errorf("sets %v", got)
-		}
-	}
-}
-
-// onboardTerm is a pseudo-terminal: tty is the program's side.
-type onboardTerm struct {
-	t    *testing.T
-	tty  *os.File
-	ptmx *os.File
-	mu   sync.Mutex
-	out  strings.Builder
-	seen int // output up to here has been matched
-}
-
-func startOnboardTerm(t *testing.T) *onboardTerm {
-	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	term := &onboardTerm{t: t, tty: tty, ptmx: ptmx}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		buf := make([]byte, 4096)
-		for {
-			n, err := ptmx.Read(buf)
-			term.mu.Lock()
-			term.out.Write(buf[:n])
-			term.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		tty.Close()
-		ptmx.Close()
-		<-done
-	})
-	return term
-}
-
-func (f *onboardTerm) output() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.out.String()
-}
-
-func (f *onboardTerm) send(s string) {
-	f.t.Helper()
-	if _, err := f.ptmx.WriteString(s); err != nil {
-		f.t.Fatalf("type %q: %v", s, err)
-	}
-}
-
-// waitFor waits until s shows after what was matched before.
-func (f *onboardTerm) waitFor(s string) {
-	f.t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		f.mu.Lock()
-		out := f.out.String()
-		if i := strings.Index(out[f.seen:], s); i >= 0 {
-			f.seen += i + len(s)
-			f.mu.Unlock()
-			return
-		}
-		f.mu.Unlock()
-		if time.Now().After(deadline) {
-			f.t.Fatalf("waited 10s for %q; the terminal shows:\n%s", s, out)
 		}
 	}
 }
