@@ -270,8 +270,16 @@ func startBoxWith(t testing.TB, config func(b *box, port int) string) *box {
 	return b
 }
 
-// dashboard starts `openclaw dashboard --no-open --json` and returns its link.
+// dashboard starts `openclaw dashboard --no-open --json` and returns its
+// link; it stops at the end of the test.
 func (b *box) dashboard(t testing.TB) string {
+	link, stop := b.startDashboard(t)
+	t.Cleanup(stop)
+	return link
+}
+
+// startDashboard is dashboard with its stop.
+func (b *box) startDashboard(t testing.TB) (string, func()) {
 	cmd := exec.Command(filepath.Join(binDir, "openclaw"), "dashboard", "--no-open", "--json")
 	cmd.Env = b.cliEnv
 	stdout, err := cmd.StdoutPipe()
@@ -283,21 +291,31 @@ func (b *box) dashboard(t testing.TB) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
+	stop := func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+	rd := bufio.NewReader(stdout)
+	line, err := rd.ReadString('\n')
 	if err != nil {
 		t.Fatalf("openclaw dashboard: %v\n%s", err, stderr.String())
 	}
 	var v struct{ URL string }
 	if err := json.Unmarshal([]byte(line), &v); err != nil || !strings.HasPrefix(v.URL, "http://127.0.0.1:") {
-		t.Fatalf("first line %q: %v", line, err)
+		rest, _ := io.ReadAll(rd)
+		stop()
+		t.Fatalf("first line %q: %v\n%s%s", line, err, rest, stderr.String())
 	}
-	return v.URL
+	return v.URL, stop
 }
 
 // browser starts headless chromium. rebind maps a made-up host name to
 // 127.0.0.1, as a DNS-rebinding attacker's name would resolve.
 func browser(t testing.TB) context.Context {
+	ctx, cancel := startBrowser(t)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// startBrowser is browser with its stop.
+func startBrowser(t testing.TB) (context.Context, context.CancelFunc) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.NoSandbox, // root in CI
@@ -311,17 +329,16 @@ func browser(t testing.TB) context.Context {
 		chromedp.WindowSize(400, 800), // a phone-sized window
 	)
 	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
 	ctx, cancel2 := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
-	t.Cleanup(cancel2)
 	ctx, cancel3 := context.WithTimeout(ctx, 3*time.Minute)
-	t.Cleanup(cancel3)
+	stop := func() { cancel3(); cancel2(); cancel() }
 	// The first call starts the browser, for the life of ctx (a shorter
 	// context there would stop the browser with it).
 	if err := chromedp.Do(ctx); err != nil {
+		stop()
 		t.Fatalf("start chromium: %v", err)
 	}
-	return ctx
+	return ctx, stop
 }
 
 func must(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
@@ -557,8 +574,10 @@ func BenchmarkFirstPaint(b *testing.B) {
 	var fcp, ready float64
 	for b.Loop() {
 		b.StopTimer()
-		link := bx.dashboard(b)
-		ctx := browser(b)
+		// Each round its own dashboard and browser, stopped after it: a
+		// person has one of each.
+		link, stopDash := bx.startDashboard(b)
+		ctx, stopBrowser := startBrowser(b)
 		// A browser already running, as a person's is: its first tab's
 		// renderer is not the dashboard's cost.
 		must(b, ctx, "blank", chromedp.Navigate("about:blank"))
@@ -571,6 +590,10 @@ func BenchmarkFirstPaint(b *testing.B) {
 			b.Fatalf("no first-contentful-paint entry: %v %v", v, err)
 		}
 		fcp += v
+		b.StopTimer()
+		stopBrowser()
+		stopDash()
+		b.StartTimer()
 	}
 	b.ReportMetric(fcp/float64(b.N), "fcp-ms")
 	b.ReportMetric(ready/float64(b.N), "ready-ms")
