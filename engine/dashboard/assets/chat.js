@@ -1,7 +1,7 @@
 // Chat: one session's history and a composer. A reply streams in as it is
 // written; tool calls show as they happen; an exec that needs approval
 // shows its exact command with Allow / Always / Deny buttons.
-import { h, get, post, stream, showError, toast, status } from './app.js';
+import { h, get, post, stream, showError, toast, status, APIError } from './app.js';
 import { escapeArgv, escapeControl } from './escape.js';
 
 const thinkLevels = ['off', 'minimal', 'low', 'medium', 'high'];
@@ -114,34 +114,54 @@ export async function render(main, params) {
     }, 1000);
   }
 
+  // turn sends text and shows the reply as it streams. A connection that
+  // drops mid-turn (Wi-Fi, a busy box) is re-attached with the same
+  // idempotency key: the gateway replays the turn's numbered events and
+  // goes on live, never running it twice; what was shown is skipped.
   async function turn(text, { quiet } = {}) {
     if (!quiet) add('user', text);
-    let reply = null, thinking = null;
+    let reply = null, thinking = null, seen = { turn: '', seq: 0 };
     const wait = add('note', 'waiting for the model…');
+    const idempotencyKey = crypto.randomUUID();
     running = true; stop.disabled = false; send.disabled = true;
+    const onEvent = (name, ev) => {
+      if (ev && ev.seq) {
+        if (ev.turn === seen.turn && ev.seq <= seen.seq) return; // shown before the drop
+        seen = { turn: ev.turn, seq: ev.seq };
+      }
+      if (name !== 'queued' && name !== 'accepted') wait.remove();
+      switch (name) {
+        case 'queued': wait.textContent = 'waiting for the previous turn…'; break;
+        case 'accepted': if (ev.accepted && ev.accepted.sessionKey) key = ev.accepted.sessionKey; break;
+        case 'delta': if (!reply) reply = add('assistant', ''); reply.textContent += ev.text; log.scrollTop = log.scrollHeight; break;
+        case 'thinking': if (!thinking) thinking = add('note', ''); thinking.textContent += ev.text; break;
+        case 'tool_call': add('tool', '⚙ ' + escapeControl(ev.tool.name + ' ' + (ev.tool.arguments ? JSON.stringify(ev.tool.arguments) : ''))); reply = null; break;
+        case 'tool_result': add('tool', '↳ ' + ev.tool.name + (ev.tool.isError ? ' (error)' : '') + (ev.tool.preview ? ': ' + ev.tool.preview : '')); break;
+        case 'approval': approvalCard(ev.approval); break;
+        case 'failover': add('note', ev.text); break;
+        case 'error': add('note err', ev.error ? ev.error.message : 'the turn failed'); break;
+        case 'done': {
+          const r = ev.result || {};
+          if (r.command || (!reply && r.reply && !r.suppressed)) add(r.command ? 'note' : 'assistant', r.reply);
+          break;
+        }
+      }
+    };
     try {
-      await stream('POST', '/v1/messages', {
-        body: { text, sessionKey: key, idempotencyKey: crypto.randomUUID() }, signal: ctrl.signal,
-        onEvent: (name, ev) => {
-          if (name !== 'queued' && name !== 'accepted') wait.remove();
-          switch (name) {
-            case 'queued': wait.textContent = 'waiting for the previous turn…'; break;
-            case 'accepted': if (ev.accepted && ev.accepted.sessionKey) key = ev.accepted.sessionKey; break;
-            case 'delta': if (!reply) reply = add('assistant', ''); reply.textContent += ev.text; log.scrollTop = log.scrollHeight; break;
-            case 'thinking': if (!thinking) thinking = add('note', ''); thinking.textContent += ev.text; break;
-            case 'tool_call': add('tool', '⚙ ' + escapeControl(ev.tool.name + ' ' + (ev.tool.arguments ? JSON.stringify(ev.tool.arguments) : ''))); reply = null; break;
-            case 'tool_result': add('tool', '↳ ' + ev.tool.name + (ev.tool.isError ? ' (error)' : '') + (ev.tool.preview ? ': ' + ev.tool.preview : '')); break;
-            case 'approval': approvalCard(ev.approval); break;
-            case 'failover': add('note', ev.text); break;
-            case 'error': add('note err', ev.error ? ev.error.message : 'the turn failed'); break;
-            case 'done': {
-              const r = ev.result || {};
-              if (r.command || (!reply && r.reply && !r.suppressed)) add(r.command ? 'note' : 'assistant', r.reply);
-              break;
-            }
-          }
-        },
-      });
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await stream('POST', '/v1/messages', { body: { text, sessionKey: key, idempotencyKey }, signal: ctrl.signal, onEvent });
+          break;
+        } catch (e) {
+          // A refusal (APIError) or leaving the page is final; a lost
+          // connection is tried again, five times, backing off.
+          // Slash commands have no idempotency: never sent twice.
+          if (e.name === 'AbortError' || e instanceof APIError || text.startsWith('/') || attempt >= 5) throw e;
+          const note = add('note', 'connection lost; reattaching to the turn…');
+          await new Promise(r => setTimeout(r, 250 * 2 ** attempt));
+          note.remove();
+        }
+      }
     } catch (e) { wait.remove(); if (e.name !== 'AbortError') add('note err', e.message); }
     finally { running = false; stop.disabled = true; send.disabled = false; }
   }
