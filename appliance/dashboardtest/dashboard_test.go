@@ -23,6 +23,7 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/channel/bluebubbles/bbtest"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
 )
 
@@ -88,81 +89,6 @@ func (l *lockedBuf) Write(p []byte) (int, error) {
 }
 func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
 
-// fakeBlueBubbles is a BlueBubbles server: the gateway's iMessage bridge
-// on a Mac. It records what the gateway sends.
-type fakeBlueBubbles struct {
-	*httptest.Server
-	mu    sync.Mutex
-	sends []map[string]any
-}
-
-const bbPassword = "bb-test-pw"
-
-func newFakeBlueBubbles(t testing.TB) *fakeBlueBubbles {
-	f := &fakeBlueBubbles{}
-	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("password") != bbPassword {
-			http.Error(w, `{"status":401,"message":"Unauthorized"}`, http.StatusUnauthorized)
-			return
-		}
-		switch {
-		case r.Method == http.MethodGet && r.URL.Path == "/api/v1/ping":
-			io.WriteString(w, `{"status":200,"message":"Ping received!","data":"pong"}`)
-		case r.Method == http.MethodPost && r.URL.Path == "/api/v1/message/text":
-			var body map[string]any
-			json.NewDecoder(r.Body).Decode(&body)
-			f.mu.Lock()
-			f.sends = append(f.sends, body)
-			n := len(f.sends)
-			f.mu.Unlock()
-			json.NewEncoder(w).Encode(map[string]any{"status": 200, "message": "Message sent!", "data": map[string]any{"guid": fmt.Sprintf("BB-%d", n)}})
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(f.Close)
-	return f
-}
-
-// waitText waits for a message with text to chatGUID.
-func (f *fakeBlueBubbles) waitText(t *testing.T, chatGUID, text string) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		f.mu.Lock()
-		all := fmt.Sprint(f.sends)
-		found := false
-		for _, s := range f.sends {
-			if s["chatGuid"] == chatGUID && s["message"] == text {
-				found = true
-			}
-		}
-		f.mu.Unlock()
-		if found {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q to %s; sends: %s", text, chatGUID, all)
-		}
-	}
-}
-
-// webhook delivers an iMessage from handle, as BlueBubbles posts it.
-func (b *box) webhook(t *testing.T, handle, text string) {
-	t.Helper()
-	b.hookN++
-	body, _ := json.Marshal(map[string]any{"type": "new-message", "data": map[string]any{
-		"guid": fmt.Sprintf("BBM-%d", b.hookN), "text": text, "isFromMe": false, "dateCreated": 1767323045678 + b.hookN,
-		"handle": map[string]any{"address": handle}, "chats": []any{map[string]any{"guid": "iMessage;-;" + handle}}}})
-	resp, err := http.Post("http://"+b.hook+"/bluebubbles-webhook?password="+bbPassword, "application/json", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("webhook answered %d", resp.StatusCode)
-	}
-}
-
 // box is a running gateway with a paired CLI and its dashboard.
 type box struct {
 	t       testing.TB
@@ -171,12 +97,11 @@ type box struct {
 	local   *client.Client
 	model   *openaitest.Server
 	hook    string // the BlueBubbles webhook listener
-	bb      *fakeBlueBubbles
+	bb      *bbtest.Server
 	cliEnv  []string
 	gwLog   *lockedBuf
 	dashURL string
 	device  string // the paired CLI's device id
-	hookN   int
 }
 
 func (b *box) cli(args ...string) ([]byte, error) {
@@ -201,7 +126,7 @@ func withFakes(b *box, port int) string {
   agents: { defaults: { model: 'fake/echo', workspace: '` + filepath.Join(b.dir, "workspace") + `' } },
   tools: { exec: { ask: 'always' } },
   channels: { imessage: { backend: 'bluebubbles', dmPolicy: 'pairing',
-    bluebubbles: { serverUrl: '` + b.bb.URL + `', password: '` + bbPassword + `', webhookListen: '` + b.hook + `' } } },
+    bluebubbles: { serverUrl: '` + b.bb.URL + `', password: '` + bbtest.Password + `', webhookListen: '` + b.hook + `' } } },
   gateway: { bind: '127.0.0.1', port: ` + fmt.Sprint(port) + ` },
 }`
 }
@@ -219,7 +144,7 @@ func startBoxWith(t testing.TB, config func(b *box, port int) string) *box {
 	b := &box{t: t, dir: dir, sock: filepath.Join(dir, "gw.sock"), gwLog: &lockedBuf{}}
 	b.model = openaitest.NewServer()
 	t.Cleanup(b.model.Close)
-	bb := newFakeBlueBubbles(t)
+	bb := bbtest.New(t)
 	b.bb = bb
 	b.hook = fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	port := freePort(t)
@@ -413,7 +338,7 @@ func TestDashboard(t *testing.T) {
 
 	t.Run("a stranger's pairing request approved", func(t *testing.T) {
 		const stranger = "+15550009999"
-		b.webhook(t, stranger, "hello, who is this?")
+		b.bb.Post(t, b.hook, stranger, "hello, who is this?")
 		var code string
 		for deadline := time.Now().Add(30 * time.Second); code == ""; time.Sleep(50 * time.Millisecond) {
 			reqs, err := b.local.Pairing(context.Background(), "")
@@ -443,8 +368,8 @@ func TestDashboard(t *testing.T) {
 		}
 		// Approved: the stranger is answered by the model now.
 		b.model.Push(openaitest.Reply{Text: "Hi, I am the assistant."})
-		b.webhook(t, stranger, "hello again")
-		b.bb.waitText(t, "iMessage;-;"+stranger, "Hi, I am the assistant.")
+		b.bb.Post(t, b.hook, stranger, "hello again")
+		b.bb.WaitText(t, "iMessage;-;"+stranger, "Hi, I am the assistant.")
 	})
 
 	t.Run("a model uploaded", func(t *testing.T) {
