@@ -95,7 +95,7 @@ func TestImportRules(t *testing.T) {
 		"engine/localapi": {"models/", "engine/store", "appliance", "cli"},
 		// The dashboard's files: the wire vocabulary at most.
 		"engine/dashboard": {"engine/gateway", "engine/inbound", "engine/localapi", "engine/store", "engine/session", "engine/tool", "engine/channel", "engine/config", "models/", "appliance", "cli"},
-		"engine/logfile":  {"engine/"},
+		"engine/logfile":   {"engine/"},
 		// Seeding a workspace writes our templates, nothing more.
 		"engine/workspace": {"engine/", "models/", "appliance", "cli"},
 		// The memory index reads files and calls embedders through its own

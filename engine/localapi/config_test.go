@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
-	"github.com/openclaw-edge/edge/engine/config"
 	"github.com/openclaw-edge/edge/engine/api/client"
+	"github.com/openclaw-edge/edge/engine/config"
 )
 
 // TestConfigEndpoints gets, sets and validates the gateway's config file
