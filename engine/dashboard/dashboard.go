@@ -60,21 +60,16 @@ type file struct {
 	ctype string
 }
 
-var (
-	filesMu sync.Mutex
-	files   = map[string]*file{}
-)
-
-func lookup(name string) *file {
-	filesMu.Lock()
-	defer filesMu.Unlock()
-	f := files[name]
-	if f == nil {
-		f = &file{}
-		files[name] = f
+// files is one entry per embedded asset, made on the first request (the
+// set is fixed at build time): a request for any other name finds nothing
+// and adds nothing.
+var files = sync.OnceValue(func() map[string]*file {
+	m := map[string]*file{}
+	for _, name := range Names() {
+		m[name] = &file{}
 	}
-	return f
-}
+	return m
+})
 
 func (f *file) load(name string) bool {
 	f.once.Do(func() {
@@ -103,8 +98,8 @@ func (f *file) load(name string) bool {
 	return f.raw != nil
 }
 
-// SetHeaders sets the headers every dashboard answer carries.
-func SetHeaders(h http.Header) {
+// setHeaders sets the headers every dashboard answer carries.
+func setHeaders(h http.Header) {
 	h.Set("Content-Security-Policy", CSP)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
@@ -119,13 +114,9 @@ func Serve(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = "index.html"
 	}
-	SetHeaders(w.Header())
-	if strings.Contains(name, "/") || strings.HasPrefix(name, ".") {
-		http.Error(w, "no such file", http.StatusNotFound)
-		return
-	}
-	f := lookup(name)
-	if !f.load(name) {
+	setHeaders(w.Header())
+	f := files()[name]
+	if f == nil || !f.load(name) {
 		http.Error(w, "no such file", http.StatusNotFound)
 		return
 	}
