@@ -31,6 +31,11 @@ type Models interface {
 	// Dir is the models directory: an upload is assembled under it
 	// (upload.go) and lands in it, then Import registers it there.
 	Dir() string
+	// ModelName is the registry name a file would be imported under:
+	// name when it is valid (a bad_request *api.Error when not), else the
+	// one derived from file ("" when nothing usable is left) — the
+	// registry's own rules, so an upload is refused before a byte is sent.
+	ModelName(name, file string) (string, error)
 }
 
 // Request body limit of import and pull.

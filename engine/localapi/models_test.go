@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/models/catalog"
 )
 
 // fakeModels is a registry of one model, "tiny"; the real one over a real
@@ -51,6 +52,17 @@ func (f *fakeModels) Import(req api.ImportModelRequest) (api.ModelInfo, error) {
 }
 
 func (f *fakeModels) Dir() string { return f.dir }
+
+// ModelName applies the registry's rules, as catalogapi does.
+func (f *fakeModels) ModelName(name, file string) (string, error) {
+	if name == "" {
+		return catalog.NameFromFile(file), nil
+	}
+	if err := catalog.ValidName(name); err != nil {
+		return "", badRequest(err.Error())
+	}
+	return name, nil
+}
 
 func (f *fakeModels) Remove(name string) (api.ModelInfo, error) {
 	f.removed = append(f.removed, name)

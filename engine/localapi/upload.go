@@ -21,11 +21,10 @@ package localapi
 //     files there are never a name an upload can take. A name taken there,
 //     or by a pull's or an import's temp files of it, gets "-2" … "-9"
 //     before ".gguf"; the move never replaces a file (see place).
-//   - Names are checked as the registry checks them (models/catalog's
-//     ValidName, repeated: this package knows nothing of the registry)
+//   - Names are checked by the registry's own rules (Models.ModelName)
 //     before a byte is sent; the registry checks again when it registers.
-//     A name not given is derived from the file name at the start
-//     (NameFromFile's rule, repeated), so it can be checked too.
+//     A name not given is derived from the file name at the start, the
+//     same way, so it can be checked too.
 //     A name installed with other bytes is refused at the start, one
 //     installed with these very bytes answers with the model.
 //   - Free space for what is left to send plus uploadDiskMargin is checked
@@ -73,8 +72,6 @@ const (
 	// uploadDiskMargin is kept free beyond the file, so the box's logs,
 	// sessions and indexes still have room once it is there.
 	uploadDiskMargin = 128 << 20
-	// maxModelNameLen is the registry's (models/catalog).
-	maxModelNameLen = 64
 	// maxUploads is how many uploads may be unfinished at once: each holds
 	// disk space for what it still needs, and a client that starts many
 	// and sends nothing would hold it all for uploadStaleAfter.
@@ -198,7 +195,7 @@ func (u *uploads) partialDir() (models, partial string, err error) {
 // start is POST api.PathModelUpload: a new upload, or the unfinished one
 // of the same file.
 func (u *uploads) start(r *http.Request, req api.UploadRequest) (api.UploadStatus, error) {
-	req, err := checkUploadRequest(req)
+	req, err := checkUploadRequest(u.ms, req)
 	if err != nil {
 		return api.UploadStatus{}, err
 	}
@@ -248,12 +245,12 @@ func (u *uploads) start(r *http.Request, req api.UploadRequest) (api.UploadStatu
 
 // checkUploadRequest checks and normalizes req; a name or file name that
 // could leave the models directory is refused.
-func checkUploadRequest(req api.UploadRequest) (api.UploadRequest, error) {
+func checkUploadRequest(models Models, req api.UploadRequest) (api.UploadRequest, error) {
 	if req.Name == "" && req.File == "" {
 		return req, badRequest("upload: give the model's name or the file's name")
 	}
 	if req.Name != "" {
-		if err := checkModelName(req.Name); err != nil {
+		if _, err := models.ModelName(req.Name, ""); err != nil {
 			return req, err
 		}
 	}
@@ -265,7 +262,8 @@ func checkUploadRequest(req api.UploadRequest) (api.UploadRequest, error) {
 	if req.Name == "" {
 		// The name the import would derive, now, so a taken one is
 		// refused before a byte is sent.
-		if req.Name = nameFromFile(req.File); req.Name == "" {
+		name, err := models.ModelName("", req.File)
+		if req.Name = name; err != nil || req.Name == "" {
 			return req, badRequest(api.EscapeControl(fmt.Sprintf("upload: cannot derive a model name from the file name %q: give one", req.File)))
 		}
 	}
@@ -278,48 +276,6 @@ func checkUploadRequest(req api.UploadRequest) (api.UploadRequest, error) {
 	}
 	req.SHA256 = sum
 	return req, nil
-}
-
-// checkModelName is the registry's rule: lowercase letters, digits, '.',
-// '_' and '-', starting with a letter or digit, at most 64 bytes.
-func checkModelName(name string) error {
-	ok := len(name) <= maxModelNameLen
-	for i, c := range []byte(name) {
-		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || i > 0 && (c == '.' || c == '_' || c == '-'))
-	}
-	if !ok {
-		return badRequest(api.EscapeControl(fmt.Sprintf("model name %q: use lowercase letters, digits, '.', '_' and '-', starting with a letter or digit, at most %d bytes", name, maxModelNameLen)))
-	}
-	return nil
-}
-
-// nameFromFile is models/catalog.NameFromFile: "Qwen3-1.7B-Q4_K_M.gguf"
-// → "qwen3-1.7b-q4_k_m", "" when nothing usable is left.
-func nameFromFile(file string) string {
-	base := file
-	if strings.HasSuffix(strings.ToLower(base), ".gguf") {
-		base = base[:len(base)-len(".gguf")]
-	}
-	var b strings.Builder
-	dash := false
-	for _, c := range strings.ToLower(base) {
-		switch {
-		case c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_':
-			b.WriteRune(c)
-			dash = false
-		case !dash && b.Len() > 0:
-			b.WriteByte('-')
-			dash = true
-		}
-	}
-	name := strings.Trim(b.String(), "-._")
-	if len(name) > maxModelNameLen {
-		name = strings.TrimRight(name[:maxModelNameLen], "-._")
-	}
-	if checkModelName(name) != nil || name == "" {
-		return ""
-	}
-	return name
 }
 
 // checkFileName accepts a plain file name: no directory, not hidden, no

@@ -18,6 +18,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/localapi"
+	"github.com/openclaw-edge/edge/models/catalog"
 )
 
 // uploadModels is a model registry that only takes imports: the uploads
@@ -38,6 +39,13 @@ func (m *uploadModels) Pull(context.Context, api.PullRequest, func(int64, int64)
 	return api.ModelInfo{}, errors.New("no pulls here")
 }
 func (m *uploadModels) Dir() string { return m.dir }
+
+func (m *uploadModels) ModelName(name, file string) (string, error) {
+	if name == "" {
+		return catalog.NameFromFile(file), nil
+	}
+	return name, catalog.ValidName(name)
+}
 
 func (m *uploadModels) Import(req api.ImportModelRequest) (api.ModelInfo, error) {
 	m.mu.Lock()

@@ -51,6 +51,17 @@ func (c *Catalog) changed(name string) {
 // (localapi.Models).
 func (c *Catalog) Dir() string { return c.reg.Dir() }
 
+// ModelName is catalog.ValidName and catalog.NameFromFile (localapi.Models).
+func (c *Catalog) ModelName(name, file string) (string, error) {
+	if name == "" {
+		return catalog.NameFromFile(file), nil
+	}
+	if err := catalog.ValidName(name); err != nil {
+		return "", apiError(err)
+	}
+	return name, nil
+}
+
 // Import registers a model file (api.ImportModelRequest) and describes it.
 func (c *Catalog) Import(req api.ImportModelRequest) (api.ModelInfo, error) {
 	e, err := c.reg.Import(req.Path, req.Name, req.Copy)
