@@ -222,16 +222,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	topAuth := r.Method == http.MethodGet && r.URL.Path == PathAuth
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" && !topAuth {
-		writeForbidden(w, r, "cross-site request refused")
+		writeForbidden(w, "cross-site request refused")
 		return
 	}
 	origin := r.Header.Get("Origin")
 	if origin != "" && origin != p.origin || r.Method != http.MethodGet && r.Method != http.MethodHead && origin != p.origin {
-		writeForbidden(w, r, "cross-site request refused: the request did not come from the dashboard's own page")
+		writeForbidden(w, "cross-site request refused: the request did not come from the dashboard's own page")
 		return
 	}
 	if r.Header.Get("Upgrade") != "" {
-		writeForbidden(w, r, "no protocol upgrade here")
+		writeForbidden(w, "no protocol upgrade here")
 		return
 	}
 	switch {
@@ -246,7 +246,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		toPage(w, r)
 	case strings.HasPrefix(r.URL.Path, "/ui/"):
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeForbidden(w, r, "the pages are only read")
+			writeForbidden(w, "the pages are only read")
 			return
 		}
 		p.rp.ServeHTTP(w, r)
@@ -257,7 +257,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if r.URL.Path == "/v1/pair/code" {
 			// Pairing codes are for the box's own console.
-			writeForbidden(w, r, "pairing codes are made on the box itself")
+			writeForbidden(w, "pairing codes are made on the box itself")
 			return
 		}
 		p.rp.ServeHTTP(w, r)
@@ -310,7 +310,7 @@ func (p *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		return
 	case http.MethodPost:
 	default:
-		writeForbidden(w, r, "open the link in a browser")
+		writeForbidden(w, "open the link in a browser")
 		return
 	}
 	var req struct {
@@ -380,7 +380,7 @@ func setHeaders(h http.Header) {
 	h.Set("Referrer-Policy", "no-referrer")
 }
 
-func writeForbidden(w http.ResponseWriter, r *http.Request, msg string) {
+func writeForbidden(w http.ResponseWriter, msg string) {
 	writeJSONError(w, http.StatusForbidden, "forbidden", msg)
 }
 
@@ -397,8 +397,13 @@ func writePage(w http.ResponseWriter, status int, title, msg string) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>OpenClaw — %s</title><h1>%s</h1><p>%s</p>\n",
-		html.EscapeString(title), html.EscapeString(title), html.EscapeString(msg))
+	io.WriteString(w, page(title, msg)) //nolint:errcheck // best effort
+}
+
+// page is a minimal page with a heading and one paragraph, escaped.
+func page(title, msg string) string {
+	t, m := html.EscapeString(title), html.EscapeString(msg)
+	return "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>OpenClaw — " + t + "</title><h1>" + t + "</h1><p>" + m + "</p>\n"
 }
 
 // errorPage turns the gateway's JSON error for a page load (a revoked
@@ -410,11 +415,10 @@ func errorPage(r *http.Response) {
 	if json.Unmarshal(body, &e) != nil || e.Message == "" {
 		e.Message = strings.TrimSpace(string(body))
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "<!doctype html><meta charset=utf-8><meta name=viewport content=\"width=device-width\"><title>OpenClaw — the gateway refused</title><h1>The gateway refused</h1><p>%s</p>\n", html.EscapeString(e.Message))
-	r.Body = io.NopCloser(strings.NewReader(b.String()))
-	r.ContentLength = int64(b.Len())
-	r.Header.Set("Content-Length", fmt.Sprint(b.Len()))
+	b := page("The gateway refused", e.Message)
+	r.Body = io.NopCloser(strings.NewReader(b))
+	r.ContentLength = int64(len(b))
+	r.Header.Set("Content-Length", fmt.Sprint(len(b)))
 	r.Header.Set("Content-Type", "text/html; charset=utf-8")
 	r.Header.Del("Content-Encoding")
 	r.Header.Set("Content-Security-Policy", ownCSP)
