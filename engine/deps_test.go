@@ -82,7 +82,7 @@ func TestImportRules(t *testing.T) {
 		// The channel side: inbox, dedup, per-chat workers, access,
 		// routing, pairing codes; it hands turns to the gateway and replies
 		// to the outbox, and never serves HTTP or sees a model or adapter.
-		"engine/inbound": {"engine/localapi", "engine/schedule", "models/", "appliance", "cli", "engine/store", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		"engine/inbound": {"engine/localapi", "engine/schedule", "models/", "appliance", "cli", "engine/store", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "engine/channel/telegram"},
 		// The scheduler produces turns like a channel does: it holds the
 		// gateway (RunTurn) and reaches the channels only through its own
 		// Targets interface (engine/inbound implements it); no HTTP, no
@@ -128,7 +128,7 @@ func TestImportRules(t *testing.T) {
 		// config, and so the CLI, link (standard library only, checked
 		// below by TestLeavesAreStandardLibrary).
 		"engine/access/identity": {"engine/", "models/", "appliance", "cli"},
-		"engine/access":          {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles"},
+		"engine/access":          {"engine/gateway", "engine/session", "engine/tool", "engine/agent", "engine/routing", "models/", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "engine/channel/telegram"},
 		// The OpenClaw state-dir reader (openclaw-migrate links it) reads foreign
 		// files only: the vocabulary and the transcript line format
 		// (engine/transcriptfmt), nothing else of ours — not even
@@ -142,7 +142,7 @@ func TestImportRules(t *testing.T) {
 		// (access.Canonical, the one identity rule; access brings the
 		// channel vocabulary, never an adapter); access never imports
 		// routing.
-		"engine/routing": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "models/"},
+		"engine/routing": {"engine/gateway", "engine/session", "engine/store", "engine/tool", "engine/agent", "engine/channel/email", "engine/channel/whatsapp", "engine/channel/imessage", "engine/channel/bluebubbles", "engine/channel/telegram", "models/"},
 		// The model resolver builds provider clients only: no channel side,
 		// no storage (cooldowns come as a failover.Store), no memory or exec.
 		"appliance/modelset": {"engine/inbound", "engine/outbox", "engine/localapi", "engine/channel", "engine/store", "engine/memory", "engine/tool/exec", "cli"},

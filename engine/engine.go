@@ -358,9 +358,30 @@ type Inbound struct {
 	Mentioned bool `json:"mentioned,omitempty"`
 	// Thread is adapter data handed back on the reply (channel.Outbound):
 	// e.g. an email thread's subject and References. Opaque elsewhere.
-	Thread    string    `json:"thread,omitempty"`
+	Thread string `json:"thread,omitempty"`
+	// Topic is a thread of a group that keeps its own session (a
+	// Telegram forum topic's id): routing appends ":topic:<Topic>" to the
+	// group's key. Empty elsewhere.
+	Topic string `json:"topic,omitempty"`
+	// SenderUsername is the sender's public handle where the platform
+	// has one apart from its id (Telegram's @username, without the "@"):
+	// allowFrom entries "@name" match it. It never makes an owner
+	// (usernames change hands); owners are listed by id.
+	SenderUsername string `json:"senderUsername,omitempty"`
+	// Button: Text is the command of an inline button the sender pressed
+	// (channel.Outbound.Buttons), not words they typed. Only an owner's
+	// press does anything; anyone else's is dropped without a word.
+	Button    bool      `json:"button,omitempty"`
 	Media     []Media   `json:"media,omitempty"`
 	Timestamp time.Time `json:"timestamp"`
+}
+
+// Button is one inline button under a message the gateway sends (an
+// approval, a pairing request): its label and the slash command a press
+// sends back ("/approve 3f2a"; at most 64 bytes, Telegram's callback data).
+type Button struct {
+	Text    string `json:"text"`
+	Command string `json:"command"`
 }
 
 // DedupKey is the per-channel key that identifies a delivery of m, e.g.

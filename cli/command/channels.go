@@ -13,23 +13,26 @@ import (
 )
 
 func (a *app) channelsCmd() *cobra.Command {
-	return group("channels", "List, link and unlink messaging channels (WhatsApp, iMessage, email)",
+	return group("channels", "List, link and unlink messaging channels (WhatsApp, Telegram, iMessage, email)",
 		a.channelsListCmd(), a.channelsLoginCmd(), a.channelsLogoutCmd())
 }
 
 func (a *app) channelsListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "list",
-		Short: "Show each configured channel account and its link",
+		Use:     "list",
+		Aliases: []string{"status"}, // OpenClaw's `channels status`
+		Short:   "Show each configured channel account and its link",
 		Long: `Show every channel account configured under channels.<name> in the
 gateway's config: its link state (linked, connecting, not-linked,
 logged-out, error, stopped), why it is not linked, who it is on the
 platform, its access policies, and the messages waiting in the outbox.
 
 A channel is configured in the gateway's config file (channels.whatsapp,
-channels.imessage, channels.email; ` + "`openclaw config validate`" + ` says which
-file that is); WhatsApp is then linked with 'openclaw channels login whatsapp'.
+channels.telegram, channels.imessage, channels.email; ` + "`openclaw config validate`" + `
+says which file that is); WhatsApp is then linked with 'openclaw channels
+login whatsapp', Telegram by its bot token (channels.telegram.botToken).
+For a Telegram bot, "self" is its @username and the detail its name.
 
 --json prints [{"channel", "account", "state", "reason", "self",
 "dmPolicy", "groupPolicy", "outboxPending", "outboxDead", …}].`,

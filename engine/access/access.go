@@ -72,6 +72,12 @@
 //     ("15551234567@s.whatsapp.net" or its SenderAlt), else the LID JID
 //     "123456789@lid"; chat ids are JIDs ("…@s.whatsapp.net", groups
 //     "120363…@g.us").
+//   - Telegram: sender is the user's numeric id ("123456789"), the chat
+//     id the chat's ("123456789" for a DM, "-100…" for a supergroup);
+//     a forum topic is engine.Inbound.Topic, not part of the chat id.
+//     allowFrom and groupAllowFrom may also list "@username", matched
+//     against the sender's username at the time of the message
+//     (identity.Handle); owners must be listed by id.
 //   - E-mail: the From addr-spec as net/mail parses it (quotes removed),
 //     chat id the same address.
 package access
@@ -211,14 +217,20 @@ func IsOwner(owners []string, ch, sender string) bool {
 
 // listed reports whether sender is in list ("*" = anyone, even a refused
 // id: "*" is the decision to hear everyone).
-func listed(list []string, ch, sender string) bool {
+func listed(list []string, ch, sender, username string) bool {
 	s, serr := Canonical(ch, sender)
+	// A "@name" entry (Telegram) matches the sender's current username,
+	// never its id: identity.Handle.
+	h, herr := identity.Handle(ch, username)
 	for _, e := range list {
 		anyone, id, err := identity.ListEntry(ch, e)
 		if anyone {
 			return true
 		}
 		if serr == nil && err == nil && id.Key == s.Key {
+			return true
+		}
+		if herr == nil && err == nil && id.Key == h.Key {
 			return true
 		}
 	}
@@ -244,7 +256,7 @@ func (p *Policy) direct(m engine.Inbound, owner, approved bool) Verdict {
 		v.Action, v.Reason = Drop, "dmPolicy disabled"
 	case p.DMPolicy == DMOpen:
 		v.Action, v.Reason = Answer, "dmPolicy open"
-	case listed(p.AllowFrom, p.Channel, m.SenderID):
+	case listed(p.AllowFrom, p.Channel, m.SenderID, m.SenderUsername):
 		v.Action, v.Reason = Answer, "allowFrom"
 	case p.DMPolicy == DMAllowlist:
 		v.Action, v.Reason = Drop, "not in allowFrom"
@@ -281,6 +293,18 @@ func (p *Policy) Group(id string) (channel.Group, bool) {
 func (p *Policy) group(m engine.Inbound, owner bool) Verdict {
 	v := Verdict{Owner: owner}
 	g, listedGroup := p.Group(m.ChatID)
+	if t, ok := g.Topics[m.Topic]; ok && m.Topic != "" {
+		// A topic's own keys win over its group's.
+		if t.RequireMention != nil {
+			g.RequireMention = t.RequireMention
+		}
+		if t.Enabled != nil {
+			g.Enabled = t.Enabled
+		}
+		if len(t.AllowFrom) > 0 {
+			g.AllowFrom = t.AllowFrom
+		}
+	}
 	switch {
 	case p.GroupPolicy == GroupDisabled:
 		v.Reason = "groupPolicy disabled"
@@ -300,7 +324,7 @@ func (p *Policy) group(m engine.Inbound, owner bool) Verdict {
 		if len(list) == 0 {
 			list = p.AllowFrom
 		}
-		if len(list) > 0 && !listed(list, p.Channel, m.SenderID) {
+		if len(list) > 0 && !listed(list, p.Channel, m.SenderID, m.SenderUsername) {
 			v.Reason = "sender not allowed in groups"
 			return v
 		}

@@ -211,7 +211,7 @@ func TestLookAlikesNeverOwners(t *testing.T) {
 			t.Fatalf("%s %q: %v", o.ch, o.entry, err)
 		}
 		for _, r := range o.real {
-			if !IsOwner(owners, o.ch, r) || !listed(p.AllowFrom, o.ch, r) {
+			if !IsOwner(owners, o.ch, r) || !listed(p.AllowFrom, o.ch, r, "") {
 				t.Errorf("%s: %q is the owner %q", o.ch, r, o.entry)
 			}
 			if _, ok := p.Group(r); !ok {
@@ -225,7 +225,7 @@ func TestLookAlikesNeverOwners(t *testing.T) {
 				if IsOwner(owners, o.ch, a) {
 					t.Errorf("%s: %s is the owner %q", o.ch, Display(a), o.entry)
 				}
-				if listed(p.AllowFrom, o.ch, a) {
+				if listed(p.AllowFrom, o.ch, a, "") {
 					t.Errorf("%s: %s is listed as %q", o.ch, Display(a), o.entry)
 				}
 				if _, ok := p.Group(a); ok {

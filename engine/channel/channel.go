@@ -10,10 +10,11 @@
 // wraps it in a Supervisor, which calls Run in a loop (restarting it with
 // backoff when it returns an error), reports its Status, and stops it on
 // Stop. Optional capabilities are small interfaces an adapter may implement
-// (Typer, Reactor, Editor, MediaSender, Linker, Acker).
+// (Typer, Reactor, Editor, MediaSender, Linker, Acker, Streamer,
+// Unsender), as is the Inbox's CursorInbox.
 //
 // Each adapter package can be left out of a build with a build tag
-// (nowhatsapp, noimessage, noemail) in the wiring (appliance).
+// (nowhatsapp, noimessage, noemail, notelegram) in the wiring (appliance).
 package channel
 
 import (
@@ -60,6 +61,15 @@ type Inbox interface {
 	Deliver(ctx context.Context, m engine.Inbound) error
 }
 
+// CursorInbox is an Inbox that records a message and the adapter's cursor
+// in one transaction: Store key key set to cursor (JSON) together with the
+// inbox record (or, for a duplicate or a blocked sender, alone). A crash
+// then can neither lose a message behind the cursor nor repeat one before
+// it (Telegram's getUpdates offset). The gateway's Inbox implements it.
+type CursorInbox interface {
+	DeliverAt(ctx context.Context, m engine.Inbound, key string, cursor any) error
+}
+
 // Outbound is one message to send: a chunk of a reply, or a message sent
 // with `openclaw message send --channel`.
 type Outbound struct {
@@ -82,6 +92,15 @@ type Outbound struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	// AsVoice asks for audio media to be sent as a voice note.
 	AsVoice bool `json:"asVoice,omitempty"`
+	// Buttons are shown under the message where the platform has inline
+	// buttons (Telegram); a press comes back as an engine.Inbound with
+	// Button set and the button's Command as its text. Adapters without
+	// buttons ignore them: the text must say how to answer without.
+	Buttons []engine.Button `json:"buttons,omitempty"`
+	// Replace is the id of a message this adapter sent earlier (a
+	// streamed preview, Streamer) to edit into this message instead of
+	// sending a new one; an adapter that cannot edit it sends a new one.
+	Replace string `json:"replace,omitempty"`
 }
 
 // Receipt is what a platform returned for a sent message.
@@ -127,6 +146,10 @@ var (
 	ErrLoggedOut = errors.New("logged out")
 	// ErrNotConnected: the link is down now; a retry later may succeed.
 	ErrNotConnected = errors.New("not connected")
+	// ErrConfig: the account's settings are wrong (a token the platform
+	// refuses, a missing secret): the supervisor stops restarting it
+	// until the gateway is restarted with a fixed config.
+	ErrConfig = errors.New("misconfigured")
 	// ErrPermanent: the message can never be sent as it is (unknown
 	// recipient, too large, rejected); it is not retried.
 	ErrPermanent = errors.New("permanent failure")
@@ -177,10 +200,21 @@ type MediaSender interface {
 	MaxMediaBytes() int64
 }
 
-// Streamer can show a reply while it is generated (edit-in-place); not
-// used by the gateway yet.
+// Streamer shows a reply while it is generated: a preview message edited
+// as the text grows (Telegram's streamMode partial). to names the chat
+// (ChatID, ChatType, Thread, ReplyTo as the reply will have them); deltas
+// are the reply's pieces, closed when the reply is complete. Stream
+// returns the preview's id ("" when it showed none: streaming off, or
+// too little text); the reply's first chunk is then sent with Replace set
+// to it, and a reply that turns out silent deletes it (Unsender).
+// Stream must read deltas promptly: the turn does not wait for it.
 type Streamer interface {
-	Stream(ctx context.Context, chatID string, deltas <-chan string) (Receipt, error)
+	Stream(ctx context.Context, to Outbound, deltas <-chan string) (Receipt, error)
+}
+
+// Unsender deletes a message it sent (a preview whose reply was silent).
+type Unsender interface {
+	Unsend(ctx context.Context, chatID, messageID string) error
 }
 
 // Acker is told when an inbound message has been handled: its reply is
@@ -245,4 +279,7 @@ type Group struct {
 	// AllowFrom narrows who may trigger the assistant in this group.
 	AllowFrom []string `json:"allowFrom"`
 	Enabled   *bool    `json:"enabled"`
+	// Topics override these keys per forum topic (engine.Inbound.Topic),
+	// OpenClaw's channels.telegram.groups.<id>.topics.<threadId>.
+	Topics map[string]Group `json:"topics"`
 }

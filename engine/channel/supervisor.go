@@ -128,6 +128,16 @@ func (s *Supervisor) loop(ctx context.Context, done chan struct{}) {
 		s.restarts++
 		s.lastErr = err.Error()
 		s.mu.Unlock()
+		if errors.Is(err, ErrConfig) {
+			// Restarting cannot help: a crash loop against the platform
+			// (a refused token) only earns a ban. Said once, loudly.
+			s.log.Error("channel cannot start: fix its config, then restart the gateway", "err", err)
+			s.mu.Lock()
+			s.parked = true
+			s.mu.Unlock()
+			s.notify()
+			return
+		}
 		if errors.Is(err, ErrLoggedOut) {
 			if s.a.Status().State == StateNotLinked {
 				s.log.Info("channel not linked yet; run `openclaw channels login " + s.a.Channel() + "`")

@@ -9,10 +9,10 @@ import (
 
 // accessChannels are the channels the gateway serves with an access policy
 // (appliance/channel_*.go; BlueBubbles is an iMessage backend): their
-// access keys are checked here. OpenClaw's other channels (telegram,
-// discord …) are ignored at start, so their keys are not judged here
+// access keys are checked here. OpenClaw's other channels (discord,
+// slack …) are ignored at start, so their keys are not judged here
 // either: a migrated config still loads.
-var accessChannels = []string{"email", "imessage", "whatsapp"}
+var accessChannels = []string{"email", "imessage", "telegram", "whatsapp"}
 
 // accessKeys are the access keys every channel account shares
 // (channel.Common's, which this package may not import; a test keeps the
@@ -28,9 +28,10 @@ type accessKeys struct {
 
 // accessGroup is channel.Group: channels.<name>.groups.<id|*>.
 type accessGroup struct {
-	RequireMention *bool    `json:"requireMention"`
-	AllowFrom      []string `json:"allowFrom"`
-	Enabled        *bool    `json:"enabled"`
+	RequireMention *bool                  `json:"requireMention"`
+	AllowFrom      []string               `json:"allowFrom"`
+	Enabled        *bool                  `json:"enabled"`
+	Topics         map[string]accessGroup `json:"topics"`
 }
 
 // validateAccess checks commands.ownerAllowFrom and the access keys of

@@ -149,9 +149,21 @@ func TestAccessKeys(t *testing.T) {
       groups: { "42": {}, "chat_guid:iMessage;+;chat123": { allowFrom: ["*"] }, "*": {} } },
     whatsapp: { dmPolicy: "pairing", groupPolicy: "open", groupAllowFrom: ["123456789@lid", "+44 20 7946 0000"] },
     email: { enabled: false, dmPolicy: "bogus", allowFrom: ["+1"] },
-    telegram: { dmPolicy: "allowlist", allowFrom: [], groups: { "+1x": {} } },
+    telegram: { allowFrom: ["123456789", "@kate_smith", "telegram:42"], groups: { "-1001234567890": { topics: { "7": { requireMention: false } } } } },
+    discord: { dmPolicy: "allowlist", allowFrom: [], groups: { "+1x": {} } },
   },
 }`, nil},
+		{"telegram: numeric ids, @usernames in sender lists only, never an owner by username", `{
+  commands: { ownerAllowFrom: ["telegram:@kate_smith"] },
+  channels: {
+    telegram: { allowFrom: ["kate", "@k"], groups: { "@somegroup": {} } },
+  },
+}`, []string{
+			`2: commands.ownerAllowFrom[0]: "telegram:@kate_smith": a Telegram owner is listed by numeric user id`,
+			`4: channels.telegram.allowFrom[0]: "kate" is not a Telegram id`,
+			`4: channels.telegram.allowFrom[1]: "@k" is not a Telegram username`,
+			`4: channels.telegram.groups: "@somegroup" is not a Telegram chat id`,
+		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Parse([]byte(c.file), "t.json5")

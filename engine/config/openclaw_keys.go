@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -132,7 +133,22 @@ var openclawKeySet = sync.OnceValue(func() map[reflect.Type]map[string]bool {
 // isOpenClawKey reports whether key is one of OpenClaw's own keys in an
 // object decoded into a value of type t, that this gateway does not know.
 func isOpenClawKey(t reflect.Type, key string) bool {
-	return openclawKeySet()[t][key]
+	if openclawKeySet()[t][key] {
+		return true
+	}
+	// An adapter's Config (which this package cannot import) names its
+	// own: e.g. channels.telegram's webhookUrl.
+	if k, ok := reflect.New(t).Interface().(OpenClawKeyer); ok {
+		return slices.Contains(k.OpenClawKeys(), key)
+	}
+	return false
+}
+
+// OpenClawKeyer is implemented by a channel adapter's Config (through a
+// pointer) to name the keys of OpenClaw's schema for that channel that it
+// accepts with a warning and ignores.
+type OpenClawKeyer interface {
+	OpenClawKeys() []string
 }
 
 // unsupportedOpenClawKey is the warning for such a key.

@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"strings"
+
+	"github.com/openclaw-edge/edge/engine"
 )
 
 // Reply is a model reply made ready for delivery.
@@ -20,6 +22,14 @@ type Reply struct {
 	ReplyTo string
 	// Silent means nothing is delivered.
 	Silent bool
+	// Buttons go under the last chunk where the channel has inline
+	// buttons (channel.Outbound.Buttons). Never parsed from model output:
+	// only the gateway's own notices carry them.
+	Buttons []engine.Button
+	// Replace is the id of a streamed preview to edit into the first
+	// chunk (channel.Outbound.Replace). Set by the channel side, never
+	// parsed.
+	Replace string
 }
 
 // Parse strips the directives from a complete reply and records what they

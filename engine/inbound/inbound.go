@@ -109,6 +109,10 @@ func bound(m *engine.Inbound) {
 	}
 	m.MessageID = plainID(m.MessageID)
 	m.ReplyTo = plainID(m.ReplyTo)
+	m.Topic = plainID(m.Topic)
+	// A handle that is not a plain token matches no allowFrom entry
+	// (identity.ConfigID refuses such entries): hashed like an id.
+	m.SenderUsername = plainID(m.SenderUsername)
 }
 
 // plainID returns id if it is a plain token (letters, digits and
@@ -427,11 +431,42 @@ func (in *accountInbox) Deliver(ctx context.Context, m engine.Inbound) error {
 	// The adapter's word on which channel and account it is, not the
 	// message's: a message cannot claim another account's policy.
 	m.Channel, m.Account = in.ch, in.account
-	return in.c.deliver(m)
+	return in.c.deliver(m, nil)
 }
 
-// deliver records m in the inbox (or drops a duplicate) and hands it on.
-func (c *Inbound) deliver(m engine.Inbound) error {
+// DeliverAt is channel.CursorInbox: m and the adapter's cursor in one
+// transaction.
+func (in *accountInbox) DeliverAt(ctx context.Context, m engine.Inbound, key string, cursor any) error {
+	m.Channel, m.Account = in.ch, in.account
+	return in.c.deliver(m, &cursorPut{key: accountKey(in.ch, in.account) + "/" + key, value: cursor})
+}
+
+// cursorPut is an adapter cursor written with the message it is past
+// (channel.CursorInbox), in the bucket of channel.Store (ChannelStore).
+type cursorPut struct {
+	key   string
+	value any
+}
+
+func (p *cursorPut) put(tx engine.RecordTx) error {
+	if p == nil {
+		return nil
+	}
+	return tx.Put(bucketChanState, p.key, p.value)
+}
+
+// putCursor writes cur alone: its message costs nothing durable.
+func (c *Inbound) putCursor(cur *cursorPut) error {
+	if cur == nil {
+		return nil
+	}
+	return c.db.UpdateRecords(cur.put)
+}
+
+// deliver records m in the inbox (or drops a duplicate) and hands it on;
+// cur, when set, is written in the same transaction (or alone, when m is
+// dropped).
+func (c *Inbound) deliver(m engine.Inbound, cur *cursorPut) error {
 	if m.ChatType == "" {
 		m.ChatType = engine.ChatDirect
 	}
@@ -452,7 +487,20 @@ func (c *Inbound) deliver(m engine.Inbound) error {
 	if verr == nil && v.Action == access.Drop {
 		c.log.Debug("inbound message dropped", "channel", m.Channel, "chat", access.Display(m.ChatID), "reason", v.Reason)
 		c.removeMedia(m)
-		return nil
+		return c.putCursor(cur)
+	}
+	// A button only its owner's press may work: anyone else's (a group
+	// member, a stranger forwarded the message) does nothing, not even
+	// a pairing code or a refusal to read.
+	if m.Button && (verr != nil || !v.Owner) {
+		if verr == nil {
+			c.log.Warn("button pressed by someone who is not an owner: ignored", "channel", m.Channel, "sender", access.Display(m.SenderID))
+		}
+		c.removeMedia(m)
+		if verr != nil {
+			return verr
+		}
+		return c.putCursor(cur)
 	}
 	// An owner's /approve does not wait for the chat's queue (dispatch),
 	// so a busy chat does not refuse it either.
@@ -483,11 +531,14 @@ func (c *Inbound) deliver(m engine.Inbound) error {
 				return err
 			} else if found {
 				dup = true
-				return nil
+				return cur.put(tx)
 			}
 			if err := tx.Put(bucketInboxSeen, k, c.cfg.Now()); err != nil {
 				return err
 			}
+		}
+		if err := cur.put(tx); err != nil {
+			return err
 		}
 		return tx.Put(bucketInbox, seq, it)
 	})
@@ -696,6 +747,13 @@ func (c *Inbound) process(ctx context.Context, m engine.Inbound, log interface {
 	}
 	log.Debug("access", "action", v.Action.String(), "reason", v.Reason, "owner", v.Owner)
 	route := c.router.Resolve(m, v.Owner)
+	if m.Button {
+		// deliver let only an owner's press through.
+		if !v.Owner {
+			return nil
+		}
+		return c.button(ca, m, route, log)
+	}
 	switch v.Action {
 	case access.Drop:
 		c.removeMedia(m)
@@ -794,13 +852,20 @@ func (c *Inbound) turn(ctx context.Context, ca *chanAccount, ag *gateway.Agent, 
 		Created:  &tool.Created{},
 		Stopping: c.isStopping,
 	}
+	pv := c.startPreview(ctx, ca, m)
 	o.Reply = func(r delivery.Reply) ([]session.Record, error) {
 		r.Media = c.confineMedia(ag, m, v.Owner, o.Created, r.Media, ca.MediaDir)
+		// The streamed preview becomes the reply's first message.
+		r.Replace = pv.finish()
 		return c.outbox.Records(ca.Adapter, ca.chunking(), m, r)
 	}
+	defer pv.drop(ctx, ca, m.ChatID, c.log)
 	emit := func(ev api.Event) {
-		if ev.Type == api.EventApproval && ev.Approval != nil {
+		switch {
+		case ev.Type == api.EventApproval && ev.Approval != nil:
 			c.approvalNotice(ca, m, v.Owner, ev.Approval)
+		case ev.Type == api.EventDelta:
+			pv.add(ev.Text)
 		}
 	}
 	if t, ok := ca.Adapter.(channel.Typer); ok {
@@ -984,8 +1049,8 @@ func sentIn(m engine.Inbound, real string) (string, bool) {
 }
 
 // send queues a reply that is not a turn's (a command's answer, a notice).
-func (c *Inbound) send(ca *chanAccount, m engine.Inbound, text string, quote bool) error {
-	r := delivery.Reply{Text: text, ReplyToCurrent: quote}
+func (c *Inbound) send(ca *chanAccount, m engine.Inbound, text string, quote bool, buttons ...engine.Button) error {
+	r := delivery.Reply{Text: text, ReplyToCurrent: quote, Buttons: buttons}
 	recs, err := c.outbox.Records(ca.Adapter, ca.chunking(), m, r)
 	if err != nil {
 		return err
@@ -1036,7 +1101,7 @@ func (c *Inbound) pair(ca *chanAccount, m engine.Inbound, log interface {
 	if m.SenderName != "" {
 		who += " (name: " + api.EscapeControl(oneLine(m.SenderName, 40)) + ")"
 	}
-	c.notifyOwner("", fmt.Sprintf("Pairing request on %s from %s. Approve: openclaw pairing approve %s %s", m.Channel, who, m.Channel, req.Code))
+	c.notifyOwner("", fmt.Sprintf("Pairing request on %s from %s. Approve: openclaw pairing approve %s %s", m.Channel, who, m.Channel, req.Code), pairingButtons(m.Channel, req.Code)...)
 	return nil
 }
 
@@ -1103,12 +1168,12 @@ func (c *Inbound) approvalNotice(ca *chanAccount, m engine.Inbound, owner bool, 
 	text := fmt.Sprintf("Approval needed (%s): %s\nin %s%s\nReply /approve %s or /deny %s",
 		api.EscapeControl(a.SessionKey), gateway.NoticeCommand(a.Command), api.EscapeControl(a.Cwd), extra.String(), a.ID, a.ID)
 	if owner {
-		if err := c.send(ca, m, text, false); err != nil {
+		if err := c.send(ca, m, text, false, approvalButtons(a.ID)...); err != nil {
 			c.log.Error("could not queue an approval notice", "err", err)
 		}
 		return
 	}
-	c.notifyOwner("", text)
+	c.notifyOwner("", text, approvalButtons(a.ID)...)
 }
 
 // linkChanged is the supervisors' state callback: a link that fails or is
@@ -1127,7 +1192,7 @@ func (c *Inbound) linkChanged(st channel.Status) {
 // notifyOwner queues text to the first owner (commands.ownerAllowFrom, in
 // order) reachable on a configured channel account of a channel other than
 // skip ("" skips nothing). Nobody reachable: logged.
-func (c *Inbound) notifyOwner(skip, text string) {
+func (c *Inbound) notifyOwner(skip, text string, buttons ...engine.Button) {
 	for _, o := range c.cfg.Owners {
 		// The entry as IsOwner reads it (trimmed, channel case-folded,
 		// "+1 (555) …" tidied): a note to the raw text would be lost.
@@ -1142,7 +1207,7 @@ func (c *Inbound) notifyOwner(skip, text string) {
 				continue // a note queued on a dead link would wait unseen
 			}
 			m := engine.Inbound{Channel: ch, Account: ca.Adapter.Account(), ChatType: engine.ChatDirect, ChatID: id, SenderID: id}
-			if err := c.send(ca, m, text, false); err != nil {
+			if err := c.send(ca, m, text, false, buttons...); err != nil {
 				c.log.Error("could not queue a note to the owner", "err", err)
 				continue
 			}

@@ -156,7 +156,10 @@ func (o *Outbox) Records(ad channel.Adapter, ck Chunking, m engine.Inbound, r de
 			IdempotencyKey: base + "-" + strconv.Itoa(i),
 		}
 		if i == 0 {
-			out.ReplyTo = replyTo
+			out.ReplyTo, out.Replace = replyTo, r.Replace
+		}
+		if i == len(chunks)-1 {
+			out.Buttons = r.Buttons
 		}
 		if i == len(chunks)-1 && len(media) > 0 {
 			out.Media, out.AsVoice = media, r.AudioAsVoice

@@ -7,6 +7,7 @@
 //	agent:<agentId>:<channel>:direct:<peerId>                 per-channel-peer
 //	agent:<agentId>:<channel>:<accountId>:direct:<peerId>     per-account-channel-peer
 //	agent:<agentId>:<channel>:group:<id>                      groups (…:channel:<id>, …:room:<id>)
+//	agent:<agentId>:<channel>:group:<id>:topic:<topicId>      a forum topic of a group (engine.Inbound.Topic)
 //
 // Channel and account names are trimmed and lower-cased, as OpenClaw does.
 // A peer id (the sender of a direct chat, else the chat id) is put in its
@@ -99,6 +100,11 @@ func (r *Router) Resolve(m engine.Inbound, owner bool) Route {
 	}
 	if kind != engine.ChatDirect {
 		route.Key = engine.AgentSessionKey(agentID, ch+":"+string(kind)+":"+id)
+		if m.Topic != "" {
+			// A forum topic keeps its own transcript (OpenClaw's
+			// …:group:<chatId>:topic:<threadId>).
+			route.Key += engine.SessionKey(":topic:" + escapeKey(m.Topic))
+		}
 		return route
 	}
 	scope := r.DMScope

@@ -41,6 +41,10 @@
 //     every other id form our platforms send is digits or case-insensitive
 //     (Apple's chat GUIDs, WhatsApp JIDs). OpenClaw lower-cases the same
 //     ids in session keys.
+//   - On Telegram, ids are decimal numbers; a config entry must be one
+//     (or, in a sender list, "@username": Handle), and an owner must be
+//     an id, never a username, which its holder can give up and
+//     anyone can then take.
 //   - On WhatsApp, a phone-number JID "<E.164 digits>@s.whatsapp.net" (or
 //     the legacy "@c.us") is the phone number "+<digits>": the adapter
 //     reports senders that way already, and an owner may list either form.
@@ -144,6 +148,33 @@ func Canonical(ch, raw string) (ID, error) {
 	return ID{Kind: Opaque, Key: FoldASCII(raw)}, nil
 }
 
+// Handle is the canonical form of a sender's username on channel ch as
+// an allowFrom entry names it: "@" and the name, ASCII letters folded
+// (Telegram's usernames are 5 to 32 of [A-Za-z0-9_] and case-insensitive).
+// Only Telegram has them here; anything else, or a name outside that
+// alphabet, is refused and so matches no entry.
+func Handle(ch, username string) (ID, error) {
+	if ch != "telegram" || !telegramUsername(username) {
+		return ID{}, fmt.Errorf("%w: no usable username", ErrUnusableID)
+	}
+	return ID{Kind: Opaque, Key: "@" + FoldASCII(username)}, nil
+}
+
+// telegramUsername reports whether s is a Telegram username without its
+// "@": 4 to 32 of [A-Za-z0-9_] (bots' and some old names are shorter
+// than the 5 new ones need).
+func telegramUsername(s string) bool {
+	if len(s) < 4 || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 // ConfigID is the canonical form of a config entry the owner typed for
 // channel ch (an ownerAllowFrom id without its "<channel>:", an allowFrom
 // entry, a groups key): tidied as the package doc says, then Canonical.
@@ -177,6 +208,15 @@ func ConfigID(ch, entry string) (ID, error) {
 			return ID{}, fmt.Errorf("%s is not a phone number in international form: \"+\", then 7 to 15 ASCII digits, the first not 0 (spaces, dashes, dots and parentheses may separate them; no letters or extensions)", strconv.QuoteToASCII(entry))
 		}
 		e = "+" + digits
+	}
+	if ch == "telegram" {
+		if name, ok := strings.CutPrefix(e, "@"); ok {
+			if !telegramUsername(name) {
+				return ID{}, fmt.Errorf("%s is not a Telegram username: \"@\" and 4 to 32 letters, digits or _", strconv.QuoteToASCII(entry))
+			}
+		} else if _, err := strconv.ParseInt(e, 10, 64); err != nil {
+			return ID{}, fmt.Errorf("%s is not a Telegram id: write the numeric user or chat id (123456789, -1001234567890) or, in allowFrom, @username", strconv.QuoteToASCII(entry))
+		}
 	}
 	id, err := Canonical(ch, e)
 	if err != nil {

@@ -43,6 +43,9 @@ func Owner(entry string) (ch string, id ID, err error) {
 	if strings.Contains(raw, "*") {
 		return ch, ID{}, fmt.Errorf("%s: a wildcard never makes an owner; list each owner", strconv.QuoteToASCII(entry))
 	}
+	if ch == "telegram" && strings.HasPrefix(raw, "@") {
+		return ch, ID{}, fmt.Errorf("%s: a Telegram owner is listed by numeric user id (usernames change hands); ask @userinfobot, or read it in `openclaw logs` after you write to the bot", strconv.QuoteToASCII(entry))
+	}
 	if id, err = ConfigID(ch, raw); err != nil {
 		return ch, ID{}, err
 	}
@@ -137,6 +140,9 @@ func (k Keys) Check(ch string) []Problem {
 			continue
 		}
 		id, err := ConfigID(ch, g)
+		if err == nil && ch == "telegram" && strings.HasPrefix(strings.TrimSpace(g), "@") {
+			err = fmt.Errorf("%s is not a Telegram chat id: groups are listed by their numeric id (-100…), which `openclaw logs` shows when the group writes", strconv.QuoteToASCII(g))
+		}
 		if err != nil {
 			fail(-1, err.Error(), "groups")
 			continue
