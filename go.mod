@@ -29,12 +29,14 @@ require (
 	mvdan.cc/sh/v3 v3.14.1
 )
 
-require github.com/robfig/cron/v3 v3.0.1
+require (
+	github.com/PaulSonOfLars/gotgbot/v2 v2.0.0-rc.33
+	github.com/chromedp/chromedp v0.23.0
+	github.com/robfig/cron/v3 v3.0.1
+)
 
 require (
-	github.com/PaulSonOfLars/gotgbot/v2 v2.0.0-rc.33 // indirect
 	github.com/chromedp/cdproto v0.159.0 // indirect
-	github.com/chromedp/chromedp v0.23.0 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
 )
 
