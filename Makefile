@@ -95,6 +95,7 @@ test: test-deps
 	RUNNER_VARIANT=$(RUNNER_VARIANT) $(GO) test -race -tags nollamacpp,nowhatsapp -count=1 -timeout 30m $$($(GO) list ./... | grep -v '/engine/channel/whatsapp')
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m $(WA_PKGS)
 	CGO_ENABLED=0 $(GO) test -tags nollamacpp -count=1 -timeout 20m -run 'WhatsApp' ./appliance/
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 10m -run 'TestCrashTelegram' ./appliance/
 	$(RUNNER_ENV) $(GO) test -count=1 -timeout 20m $(LLAMA_PKGS)
 
 ## test-unit-filter: the exec sandbox's tests once under the hardening of
@@ -117,11 +118,14 @@ test-unit-filter:
 ## reply+outbox commit and after the SMTP send: one reply Message-ID per mail;
 ## plus scheduled turns (cron reminders to a fake iMessage) SIGKILLed after the
 ## claim, the accept, before/after the reply commit, after the send and before
-## the run is marked: every reminder once (CRASH_JOBS=n per crash point).
+## the run is marked: every reminder once (CRASH_JOBS=n per crash point);
+## plus Telegram killed between receiving an update and recording it, after
+## recording it and after the reply commit, Telegram sending every
+## unconfirmed update again: each answered once (`make test` runs this one too).
 ## Not part of `make test`: about 8–14 minutes on a loaded 2-core box
 ## (CRASH_TURNS=n, CRASH_MAILS=n per crash point for a shorter run).
 test-crash:
-	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies|TestCrashScheduledTurns' ./appliance/
+	CGO_ENABLED=0 $(GO) test -tags nollamacpp,crashtest -count=1 -timeout 40m -v -run 'TestCrashTurns|TestFullDiskRestart|TestCrashChannelReplies|TestCrashScheduledTurns|TestCrashTelegram' ./appliance/
 
 ## test-ui: the web dashboard in a real browser (Debian's chromium, headless,
 ## through chromedp) against bin/openclaw-gateway and `bin/openclaw dashboard`:
