@@ -252,6 +252,19 @@ func TestTelegram(t *testing.T) {
 		g.waitChat(owner, "the turn's reply", contains("ran it"))
 	})
 
+	t.Run("/stop stops the reply being written, and its preview goes", func(t *testing.T) {
+		g.model.Push(openaitest.Reply{Text: "Once upon a time there was a very long story that never ends because", Stall: true})
+		n := len(g.tg.Messages(owner))
+		g.tg.DM(tgOwner, "tell me a story")
+		g.waitChat(owner, "the preview", contains("Once upon a time"))
+		g.tg.DM(tgOwner, "/stop")
+		msgs := g.waitChat(owner, "the stop", contains("Stopped the running turn"))
+		msgs = g.waitChat(owner, "the preview deleted", func(m []telegramtest.Sent) bool { return !contains("Once upon a time")(m) })
+		if len(msgs) != n+1 {
+			t.Errorf("after /stop the chat has:\n%s", telegramtest.Dump(msgs[n:]))
+		}
+	})
+
 	t.Run("hostile replies: HTML-breaking text arrives as written", func(t *testing.T) {
 		evil := "<b>unclosed & <i>tags</b> < 3 &amp; </pre> **bold**"
 		g.model.Push(openaitest.Reply{Text: evil})

@@ -559,16 +559,18 @@ func (c *Inbound) deliver(m engine.Inbound, cur *cursorPut) error {
 const maxUrgent = 16
 
 // isUrgent reports whether m, with its access verdict v, is an owner's
-// /approve or /deny. Those are handled at once, beside the chat's queue:
-// the turn waiting for the answer holds that queue (each chat has one
-// worker, handling its messages in order). Anyone else's goes through the
-// queue and is refused there, as before.
+// /approve or /deny, or a /stop. Those are handled at once, beside the
+// chat's queue: the turn they answer or stop holds that queue (each chat
+// has one worker, handling its messages in order). Anyone else's
+// /approve goes through the queue and is refused there, as before.
 func isUrgent(m engine.Inbound, v access.Verdict) bool {
-	if v.Action != access.Answer || !v.Owner {
+	if v.Action != access.Answer {
 		return false
 	}
 	name, _, ok := gateway.ParseCommand(strings.TrimSpace(m.Text))
-	return ok && (name == "approve" || name == "deny")
+	// /stop too, from anyone who may talk here: it stops the turn of the
+	// sender's own session, which holds the queue it would wait in.
+	return ok && (v.Owner && (name == "approve" || name == "deny") || name == "stop")
 }
 
 // dispatch queues it on its chat's worker, starting one if needed; an
