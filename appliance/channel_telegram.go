@@ -10,9 +10,10 @@ import (
 )
 
 // Telegram runs in the gateway: its library is the Bot API's types over
-// net/http, which the gateway links anyway (0.6 MB, 0.05 ms of init;
-// engine/channel/telegram), so a child process would cost more than it
-// saves.
+// net/http, which the gateway links anyway (1.15 MB of binary, 0.025 ms of
+// init, 0.35 MB of idle RSS where it is not configured:
+// docs/benchmarks.md). A child process like openclaw-whatsapp's would save
+// those 0.35 MB for a seventh binary and a pipe for every preview edit.
 func init() {
 	channelKinds["telegram"] = channelKind{
 		newConfig: func() any { return new(telegram.Config) },
