@@ -265,14 +265,35 @@ func TestTelegram(t *testing.T) {
 		}
 	})
 
+	t.Run("a busy group holds nobody else: its flood waits, the owner's DM is answered", func(t *testing.T) {
+		g.model.Push(openaitest.Reply{Text: "Thinking about the group question for a very long time", Stall: true})
+		g.tg.Group(tgGroup, tgStranger, "a long question", telegramtest.MentionBot())
+		g.waitChat(tgGroup, "the stalled preview", contains("Thinking about the group"))
+		for i := range 80 { // more than a chat's queue (64)
+			g.tg.Group(tgGroup, tgStranger, fmt.Sprintf("chatter %d", i))
+		}
+		g.tg.DM(tgOwner, "are you still there?")
+		g.waitChat(owner, "the owner's answer", contains("echo: are you still there?"))
+		// The owner's /stop in the group is handled at once, beside its
+		// queue; the 80 messages are then kept as context, in order.
+		g.tg.Group(tgGroup, tgOwner, "/stop@"+telegramtest.BotUsername)
+		g.waitChat(tgGroup, "the stop", contains("Stopped the running turn"))
+		g.tg.Group(tgGroup, tgStranger, "and now?", telegramtest.MentionBot())
+		g.waitChat(tgGroup, "the next answer", contains("and now?"))
+		u := lastUserTexts(t, g.model.Requests())
+		ctx := u[len(u)-1]
+		// (The newest 20 lines of context are kept.)
+		if !strings.Contains(ctx, "chatter 60") || !strings.Contains(ctx, "chatter 79") || strings.Index(ctx, "chatter 60") > strings.Index(ctx, "chatter 79") {
+			t.Errorf("the flood is not the next answer's context, in order:\n%s", ctx)
+		}
+	})
+
 	t.Run("hostile replies: HTML-breaking text arrives as written", func(t *testing.T) {
 		evil := "<b>unclosed & <i>tags</b> < 3 &amp; </pre> **bold**"
 		g.model.Push(openaitest.Reply{Text: evil})
 		g.tg.DM(tgOwner, "say something nasty")
-		msgs := g.waitChat(owner, "the reply", contains("unclosed"))
-		if p := last(msgs).Plain; p != "<b>unclosed & <i>tags</b> < 3 &amp; </pre> bold" {
-			t.Errorf("shown %q", p)
-		}
+		want := "<b>unclosed & <i>tags</b> < 3 &amp; </pre> bold"
+		g.waitChat(owner, "the reply shown exactly as written: "+want, func(m []telegramtest.Sent) bool { return last(m).Plain == want })
 	})
 
 	// The token is a secret: never in the log, never in a state file.

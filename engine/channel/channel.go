@@ -61,6 +61,14 @@ type Inbox interface {
 	Deliver(ctx context.Context, m engine.Inbound) error
 }
 
+// Screener is an Inbox that says, before an adapter fetches a message's
+// attachments, whether the gateway will answer it: a stranger's message,
+// an unlisted group's, or one kept only as group context costs no
+// download. A hint: the gateway decides again on delivery.
+type Screener interface {
+	WillAnswer(m engine.Inbound) bool
+}
+
 // CursorInbox is an Inbox that records a message and the adapter's cursor
 // in one transaction: Store key key set to cursor (JSON) together with the
 // inbox record (or, for a duplicate or a blocked sender, alone). A crash

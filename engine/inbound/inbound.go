@@ -110,9 +110,35 @@ func bound(m *engine.Inbound) {
 	m.MessageID = plainID(m.MessageID)
 	m.ReplyTo = plainID(m.ReplyTo)
 	m.Topic = plainID(m.Topic)
+	// A MIME type is written in the prompt's trusted block: a sender's
+	// "text/plain; SYSTEM NOTE: …" must not be (adapters clean it too).
+	for i := range m.Media {
+		mt, _, _ := strings.Cut(m.Media[i].MimeType, ";")
+		if mt = strings.ToLower(strings.TrimSpace(mt)); !plainMIME(mt) {
+			mt = "application/octet-stream"
+		}
+		m.Media[i].MimeType = mt
+	}
 	// A handle that is not a plain token matches no allowFrom entry
 	// (identity.ConfigID refuses such entries): hashed like an id.
 	m.SenderUsername = plainID(m.SenderUsername)
+}
+
+// plainMIME reports whether s is empty or "type/subtype" of lower-case
+// letters, digits and .+- (at most 100 bytes).
+func plainMIME(s string) bool {
+	if s == "" {
+		return true
+	}
+	if len(s) > 100 || strings.Count(s, "/") != 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("/.+-", c) >= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // plainID returns id if it is a plain token (letters, digits and
@@ -253,11 +279,16 @@ type Inbound struct {
 	accounts map[string]*chanAccount // by accountKey
 	order    []string
 
-	mu       sync.Mutex
-	workers  map[string]chan inboxItem // by chat
-	urgent   int                       // owner commands being handled beside the queues (dispatch)
-	stopping bool
-	seq      int64
+	mu      sync.Mutex
+	workers map[string]chan inboxItem // by chat
+	// backlog holds recorded messages waiting for room on their chat's
+	// queue or for a worker (enqueue, drain); backlogged counts them by
+	// chat, so a chat's later messages queue behind them.
+	backlog    []inboxItem
+	backlogged map[string]int
+	urgent     int // owner commands being handled beside the queues (dispatch)
+	stopping   bool
+	seq        int64
 	// lastOwner caches the owner's last direct contact (announce.go).
 	lastOwner *lastContact
 	wg        sync.WaitGroup
@@ -302,12 +333,13 @@ func New(g *gateway.Gateway, cfg Config) (*Inbound, error) {
 		cfg.Now = time.Now
 	}
 	c := &Inbound{
-		g:        g,
-		cfg:      cfg,
-		log:      cfg.Logger,
-		db:       cfg.Records,
-		accounts: map[string]*chanAccount{},
-		workers:  map[string]chan inboxItem{},
+		g:          g,
+		cfg:        cfg,
+		log:        cfg.Logger,
+		db:         cfg.Records,
+		accounts:   map[string]*chanAccount{},
+		workers:    map[string]chan inboxItem{},
+		backlogged: map[string]int{},
 		router: routing.Router{
 			Bindings: cfg.Bindings, DefaultAgent: g.DefaultAgent(),
 			MainKey: g.MainKey(), DMScope: cfg.DMScope,
@@ -434,6 +466,21 @@ func (in *accountInbox) Deliver(ctx context.Context, m engine.Inbound) error {
 	return in.c.deliver(m, nil)
 }
 
+// WillAnswer is channel.Screener: whether access control lets m through
+// to a turn (or a command).
+func (in *accountInbox) WillAnswer(m engine.Inbound) bool {
+	m.Channel, m.Account = in.ch, in.account
+	if m.ChatType == "" {
+		m.ChatType = engine.ChatDirect
+	}
+	if m.ChatID == "" {
+		m.ChatID = m.SenderID
+	}
+	bound(&m)
+	v, err := in.c.decide(m)
+	return err == nil && v.Action == access.Answer
+}
+
 // DeliverAt is channel.CursorInbox: m and the adapter's cursor in one
 // transaction.
 func (in *accountInbox) DeliverAt(ctx context.Context, m engine.Inbound, key string, cursor any) error {
@@ -507,16 +554,27 @@ func (c *Inbound) deliver(m engine.Inbound, cur *cursorPut) error {
 	urgent := verr == nil && isUrgent(m, v)
 	chat := accountKey(m.Channel, m.Account) + "/" + m.ChatID
 	c.mu.Lock()
-	if q, ok := c.workers[chat]; ok && len(q) >= cap(q) && !urgent {
-		c.mu.Unlock()
-		// Not recorded, so the platform keeps it (no ack, no cursor
-		// advance) and delivers it again once the chat has caught up.
-		return fmt.Errorf("chat %s is busy: %d messages waiting", m.ChatID, cap(q))
-	}
-	if len(c.workers) >= maxChatWorkers && !urgent {
-		if _, ok := c.workers[chat]; !ok {
+	switch {
+	case cur != nil:
+		// An adapter whose cursor moves with the message (Telegram) would
+		// hold every other chat behind a refused one: it is recorded and
+		// waits in the backlog instead, refused only when that is full.
+		if len(c.backlog) >= maxBacklog && !urgent {
 			c.mu.Unlock()
-			return fmt.Errorf("too many active chats (%d); try again shortly", maxChatWorkers)
+			return fmt.Errorf("%d messages are waiting for their chats; try again shortly", len(c.backlog))
+		}
+	default:
+		if q, ok := c.workers[chat]; ok && len(q) >= cap(q) && !urgent {
+			c.mu.Unlock()
+			// Not recorded, so the platform keeps it (no ack, no cursor
+			// advance) and delivers it again once the chat has caught up.
+			return fmt.Errorf("chat %s is busy: %d messages waiting", m.ChatID, cap(q))
+		}
+		if len(c.workers) >= maxChatWorkers && !urgent {
+			if _, ok := c.workers[chat]; !ok {
+				c.mu.Unlock()
+				return fmt.Errorf("too many active chats (%d); try again shortly", maxChatWorkers)
+			}
 		}
 	}
 	c.seq++
@@ -568,9 +626,10 @@ func isUrgent(m engine.Inbound, v access.Verdict) bool {
 		return false
 	}
 	name, _, ok := gateway.ParseCommand(strings.TrimSpace(m.Text))
-	// /stop too, from anyone who may talk here: it stops the turn of the
-	// sender's own session, which holds the queue it would wait in.
-	return ok && (v.Owner && (name == "approve" || name == "deny") || name == "stop")
+	// /stop from anyone who may talk in a direct chat (it stops their own
+	// session's turn); in a group, whose session many share, an owner's.
+	return ok && (v.Owner && (name == "approve" || name == "deny" || name == "stop") ||
+		name == "stop" && m.ChatType == engine.ChatDirect)
 }
 
 // dispatch queues it on its chat's worker, starting one if needed; an
@@ -597,8 +656,38 @@ func (c *Inbound) dispatch(it inboxItem, urgent bool) {
 		}()
 		return
 	}
+	c.enqueue(chat, it)
+}
+
+// maxBacklog bounds the messages waiting for a full chat queue or a
+// worker (each is also in the durable inbox).
+const maxBacklog = 1024
+
+// enqueue puts it on its chat's queue, starting a worker if needed, or,
+// when the queue is full, the workers are all busy, or the chat already
+// has messages waiting, at the end of the backlog (drain moves them on,
+// in order). c.mu is held.
+func (c *Inbound) enqueue(chat string, it inboxItem) {
+	if c.backlogged[chat] == 0 && c.tryQueue(chat, it) {
+		return
+	}
+	if len(c.backlog) >= maxBacklog {
+		// A flood: the item stays in the inbox and is handled at the
+		// next start rather than held in memory.
+		c.log.Warn("too many messages waiting; message left for the next start", "chat", access.Display(chat))
+		return
+	}
+	c.backlog = append(c.backlog, it)
+	c.backlogged[chat]++
+}
+
+// tryQueue puts it on chat's queue if there is room. c.mu is held.
+func (c *Inbound) tryQueue(chat string, it inboxItem) bool {
 	q, ok := c.workers[chat]
 	if !ok {
+		if len(c.workers) >= maxChatWorkers {
+			return false
+		}
 		q = make(chan inboxItem, chatQueue)
 		c.workers[chat] = q
 		c.wg.Add(1)
@@ -606,11 +695,33 @@ func (c *Inbound) dispatch(it inboxItem, urgent bool) {
 	}
 	select {
 	case q <- it:
+		return true
 	default:
-		// A flood in one chat: the item stays in the inbox and is handled
-		// at the next start rather than blocking the adapter.
-		c.log.Warn("chat queue full; message left for the next start", "chat", access.Display(chat))
+		return false
 	}
+}
+
+// drain moves backlog items on to their chats' queues where there is room
+// now, keeping each chat's order. c.mu is held.
+func (c *Inbound) drain() {
+	if len(c.backlog) == 0 || c.ctx == nil || c.ctx.Err() != nil {
+		return
+	}
+	blocked := map[string]bool{}
+	kept := c.backlog[:0]
+	for _, it := range c.backlog {
+		chat := accountKey(it.Inbound.Channel, it.Inbound.Account) + "/" + it.Inbound.ChatID
+		if !blocked[chat] && c.tryQueue(chat, it) {
+			if c.backlogged[chat]--; c.backlogged[chat] == 0 {
+				delete(c.backlogged, chat)
+			}
+			continue
+		}
+		blocked[chat] = true
+		kept = append(kept, it)
+	}
+	clear(c.backlog[len(kept):])
+	c.backlog = kept
 }
 
 // work handles one chat's messages in order; it exits when idle.
@@ -620,10 +731,14 @@ func (c *Inbound) work(chat string, q chan inboxItem) {
 		select {
 		case it := <-q:
 			c.handle(it)
+			c.mu.Lock()
+			c.drain()
+			c.mu.Unlock()
 		case <-time.After(time.Minute):
 			c.mu.Lock()
 			if len(q) == 0 {
 				delete(c.workers, chat)
+				c.drain() // a worker's place is free
 				c.mu.Unlock()
 				return
 			}

@@ -14,13 +14,14 @@ import (
 	"github.com/PaulSonOfLars/gotgbot/v2"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/channel"
 )
 
 // convert turns an update into an inbound message: a message (text or
 // caption, what it replies to, its photo, document or voice note) or a
 // button press. Everything else — edits, channel posts, other bots,
 // service messages — is not one (false) and only moves the offset.
-func (a *Adapter) convert(ctx context.Context, u gotgbot.Update) (engine.Inbound, bool) {
+func (a *Adapter) convert(ctx context.Context, in channel.Inbox, u gotgbot.Update) (engine.Inbound, bool) {
 	switch {
 	case u.CallbackQuery != nil:
 		return a.press(ctx, u.CallbackQuery)
@@ -30,7 +31,7 @@ func (a *Adapter) convert(ctx context.Context, u gotgbot.Update) (engine.Inbound
 		a.log.Debug("telegram edit ignored", "chat", u.EditedMessage.Chat.Id, "message", u.EditedMessage.MessageId)
 		return engine.Inbound{}, false
 	case u.Message != nil:
-		return a.message(ctx, u.Message)
+		return a.message(ctx, in, u.Message)
 	}
 	return engine.Inbound{}, false
 }
@@ -65,7 +66,7 @@ func (a *Adapter) press(ctx context.Context, q *gotgbot.CallbackQuery) (engine.I
 }
 
 // message converts a message.
-func (a *Adapter) message(ctx context.Context, msg *gotgbot.Message) (engine.Inbound, bool) {
+func (a *Adapter) message(ctx context.Context, in channel.Inbox, msg *gotgbot.Message) (engine.Inbound, bool) {
 	kind := chatType(msg.Chat.Type)
 	if kind == "" || msg.From == nil || msg.From.IsBot {
 		return engine.Inbound{}, false // a channel post, or another bot (no loops)
@@ -91,6 +92,11 @@ func (a *Adapter) message(ctx context.Context, msg *gotgbot.Message) (engine.Inb
 		m.Thread = m.Topic
 	}
 	text, m.Mentioned = mentions(text, ents, me)
+	if msg.ForwardOrigin != nil && text != "" {
+		// Someone else's words, passed on: never the sender's own, and
+		// never a command ("/approve …" forwarded runs nothing).
+		text = "[Forwarded message]\n" + text
+	}
 	if r := msg.ReplyToMessage; r != nil && !(msg.IsTopicMessage && r.MessageId == msg.MessageThreadId) {
 		// (In a forum, every message "replies" to its topic's first
 		// message: that is not a reply.)
@@ -103,7 +109,16 @@ func (a *Adapter) message(ctx context.Context, msg *gotgbot.Message) (engine.Inb
 			m.Mentioned = true // a reply to the bot speaks to it
 		}
 	}
-	notes := a.media(ctx, msg, &m)
+	// Attachments are fetched only for a message the gateway will answer:
+	// a stranger's, an unlisted group's or one kept only as context costs
+	// no download (channel.Screener).
+	fetch := true
+	if sc, ok := in.(channel.Screener); ok {
+		probe := m
+		probe.Text = text
+		fetch = sc.WillAnswer(probe)
+	}
+	notes := a.media(ctx, msg, &m, fetch)
 	if len(notes) > 0 {
 		if text != "" {
 			text += "\n"
@@ -168,7 +183,7 @@ func mentions(text string, ents []gotgbot.MessageEntity, me gotgbot.User) (strin
 // voice note or audio into the account's media directory, up to
 // mediaMaxMb each; what it does not download is said in the returned
 // notes, never silently dropped.
-func (a *Adapter) media(ctx context.Context, msg *gotgbot.Message, m *engine.Inbound) []string {
+func (a *Adapter) media(ctx context.Context, msg *gotgbot.Message, m *engine.Inbound, fetch bool) []string {
 	type file struct {
 		id, unique, name, mime, what string
 		size                         int64
@@ -179,17 +194,13 @@ func (a *Adapter) media(ctx context.Context, msg *gotgbot.Message, m *engine.Inb
 		files = append(files, file{p.FileId, p.FileUniqueId, "", "image/jpeg", "photo", p.FileSize})
 	}
 	if d := msg.Document; d != nil {
-		files = append(files, file{d.FileId, d.FileUniqueId, d.FileName, d.MimeType, "document", d.FileSize})
+		files = append(files, file{d.FileId, d.FileUniqueId, d.FileName, cleanMIME(d.MimeType, "application/octet-stream"), "document", d.FileSize})
 	}
 	if v := msg.Voice; v != nil {
-		mt := v.MimeType
-		if mt == "" {
-			mt = "audio/ogg"
-		}
-		files = append(files, file{v.FileId, v.FileUniqueId, "", mt, "voice note", v.FileSize})
+		files = append(files, file{v.FileId, v.FileUniqueId, "", cleanMIME(v.MimeType, "audio/ogg"), "voice note", v.FileSize})
 	}
 	if au := msg.Audio; au != nil {
-		files = append(files, file{au.FileId, au.FileUniqueId, au.FileName, au.MimeType, "audio", au.FileSize})
+		files = append(files, file{au.FileId, au.FileUniqueId, au.FileName, cleanMIME(au.MimeType, "audio/mpeg"), "audio", au.FileSize})
 	}
 	var notes []string
 	max := a.cfg.mediaMax()
@@ -197,6 +208,10 @@ func (a *Adapter) media(ctx context.Context, msg *gotgbot.Message, m *engine.Inb
 		label := f.what
 		if f.name != "" {
 			label += " " + strconv.Quote(oneLine(f.name, 80))
+		}
+		if !fetch {
+			notes = append(notes, "["+label+"]")
+			continue
 		}
 		if f.size > max {
 			notes = append(notes, fmt.Sprintf("[%s, %s: not downloaded, larger than channels.telegram.mediaMaxMb]", label, mib(f.size)))
@@ -258,6 +273,22 @@ func (a *Adapter) fetch(ctx context.Context, msg *gotgbot.Message, id, unique, m
 		return "", err
 	}
 	return dst, nil
+}
+
+// cleanMIME is a MIME type from the wire as "type/subtype" of lower-case
+// letters, digits and .+- only (it reaches the prompt's trusted block),
+// else def: "text/plain; SYSTEM NOTE: …" is not a type.
+func cleanMIME(s, def string) string {
+	mt, _, err := mime.ParseMediaType(s)
+	if err != nil || len(mt) > 100 || strings.Count(mt, "/") != 1 {
+		return def
+	}
+	for _, c := range []byte(mt) {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || strings.IndexByte("/.+-", c) >= 0) {
+			return def
+		}
+	}
+	return mt
 }
 
 // safeName keeps [A-Za-z0-9_-] of s (a file id from the wire).

@@ -19,7 +19,7 @@ import (
 // toHTML converts an assistant's Markdown reply to Telegram's HTML
 // subset (https://core.telegram.org/bots/api#html-style): **bold**,
 // __bold__, *italic*, _italic_, ~~strike~~, ||spoiler||, `code`, fenced
-// code blocks, [text](url) links (http, https, tg and mailto only),
+// code blocks, [text](url) links (http, https and mailto only),
 // headings (bold), "> " quotes, and "-", "*", "+" bullets (shown as
 // "•"). Everything else, raw HTML included, is escaped text; a marker
 // without its pair stays as it was written. Inline formatting does not
@@ -444,16 +444,17 @@ func (w *htmlWriter) inline(s string, inLink bool) {
 	}
 }
 
-// linkAllowed: only the schemes Telegram makes links of; anything else
-// (javascript:, relative paths) would be refused or mean nothing.
+// linkAllowed: http, https and mailto only. Anything else (javascript:,
+// relative paths) would be refused or mean nothing, and tg:// links act
+// inside Telegram (tg://proxy sets a proxy, tg://resolve opens a bot with
+// a payload): a reply a prompt injection wrote must not hide one behind
+// friendly words, so it stays text.
 func linkAllowed(href string) bool {
 	l := strings.ToLower(href)
 	switch {
 	case strings.HasPrefix(l, "http://"), strings.HasPrefix(l, "https://"):
 		u, err := url.Parse(href)
 		return err == nil && u.Host != ""
-	case strings.HasPrefix(l, "tg://"):
-		return len(l) > len("tg://")
 	case strings.HasPrefix(l, "mailto:"):
 		return strings.Contains(l, "@")
 	}

@@ -43,6 +43,13 @@ func (a *Adapter) Send(ctx context.Context, out channel.Outbound) (channel.Recei
 		reply = &gotgbot.ReplyParameters{MessageId: id, AllowSendingWithoutReply: true}
 	}
 	var rcpt channel.Receipt
+	if strings.TrimSpace(out.Text) == "" && out.Replace != "" {
+		// A preview whose reply has no text (media only): it goes, so
+		// the chat does not keep words the reply does not have.
+		if err := a.Unsend(ctx, out.ChatID, out.Replace); err != nil {
+			a.log.Warn("could not delete a reply preview", "err", err)
+		}
+	}
 	if strings.TrimSpace(out.Text) != "" {
 		if rcpt, err = a.sendText(ctx, chat, thread, reply, out); err != nil {
 			return channel.Receipt{}, err
@@ -62,7 +69,6 @@ func (a *Adapter) Send(ctx context.Context, out channel.Outbound) (channel.Recei
 	if rcpt.MessageID != "" {
 		a.mu.Lock()
 		a.st.LastOutbound = a.d.Now()
-		a.lastOut[chat] = a.d.Now()
 		a.mu.Unlock()
 	}
 	return rcpt, nil
@@ -71,7 +77,19 @@ func (a *Adapter) Send(ctx context.Context, out channel.Outbound) (channel.Recei
 // sendText sends (or, with Replace, edits in) a chunk's text.
 func (a *Adapter) sendText(ctx context.Context, chat, thread int64, reply *gotgbot.ReplyParameters, out channel.Outbound) (channel.Receipt, error) {
 	markup := keyboard(out.Buttons)
-	if id, ok := messageRef(out.Replace); ok {
+	if id, ok := messageRef(out.Replace); ok && utf16Len(out.Text) > maxText {
+		// Too long for one message as Telegram counts (emoji are two
+		// units): the preview takes the first piece, the rest follows.
+		pieces := splitUTF16(out.Text, maxText)
+		if err := a.edit(ctx, chat, id, pieces[0], nil); err != nil && !gone(err) {
+			return channel.Receipt{}, a.sendErr(err)
+		} else if err == nil {
+			if _, err := a.sendPieces(ctx, chat, thread, nil, strings.Join(pieces[1:], ""), markup); err != nil {
+				return channel.Receipt{}, err
+			}
+			return channel.Receipt{MessageID: strconv.FormatInt(id, 10), SentAt: a.d.Now()}, nil
+		}
+	} else if ok {
 		err := a.edit(ctx, chat, id, out.Text, markup)
 		if err == nil {
 			return channel.Receipt{MessageID: strconv.FormatInt(id, 10), SentAt: a.d.Now()}, nil

@@ -98,8 +98,11 @@ func (a *Adapter) Stream(ctx context.Context, to channel.Outbound, deltas <-chan
 			done(err)
 		case <-tick.C:
 		}
-		text := preview(buf.String())
-		if open && !busy && !failed && text != shown && len(text) >= previewMin && time.Since(last) >= every {
+		// Only when an edit is due: preview scans the whole reply.
+		if !open || busy || failed || time.Since(last) < every || buf.Len() < previewMin {
+			continue
+		}
+		if text := preview(buf.String()); text != shown && len(text) >= previewMin {
 			shown = text
 			flush(text)
 		}
