@@ -784,9 +784,7 @@ func (s *Server) addFileLocked(f *file) {
 
 // Polls returns the getUpdates calls so far, in order.
 func (s *Server) Polls() []Poll {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Poll(nil), s.polls...)
+	return clone(s, &s.polls)
 }
 
 // Unconfirmed returns the update_ids not yet confirmed by a getUpdates
@@ -803,9 +801,7 @@ func (s *Server) Unconfirmed() []int64 {
 
 // Sent returns the messages the bot sent and edited, in order.
 func (s *Server) Sent() []Sent {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Sent(nil), s.sent...)
+	return clone(s, &s.sent)
 }
 
 // Messages returns the bot's messages in chatID as they are now (after
@@ -829,45 +825,33 @@ func (s *Server) Messages(chatID int64) []Sent {
 
 // Deletions returns the messages deleted, in order.
 func (s *Server) Deletions() []Deletion {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Deletion(nil), s.deletions...)
+	return clone(s, &s.deletions)
 }
 
 // Commands returns the commands of the latest setMyCommands (nil after
 // deleteMyCommands).
 func (s *Server) Commands() []Command {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Command(nil), s.commands...)
+	return clone(s, &s.commands)
 }
 
 // Answers returns the answerCallbackQuery calls, in order.
 func (s *Server) Answers() []Answer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Answer(nil), s.answers...)
+	return clone(s, &s.answers)
 }
 
 // Actions returns the sendChatAction calls, in order.
 func (s *Server) Actions() []Action {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Action(nil), s.actions...)
+	return clone(s, &s.actions)
 }
 
 // WebhookDeletes returns drop_pending_updates of each deleteWebhook call.
 func (s *Server) WebhookDeletes() []bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]bool(nil), s.webhookDeletes...)
+	return clone(s, &s.webhookDeletes)
 }
 
 // Calls returns every request made with the right token, in order.
 func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
+	return clone(s, &s.calls)
 }
 
 // WaitSent polls Sent until cond holds and returns it; after timeout it
@@ -1985,4 +1969,11 @@ func isDigit(c byte, base int) bool {
 		return true
 	}
 	return base == 16 && (c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F')
+}
+
+// clone copies a recorded list under the server's lock.
+func clone[T any](s *Server, list *[]T) []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]T(nil), (*list)...)
 }
