@@ -35,6 +35,9 @@ type ChannelStatus struct {
 	// given up (logged).
 	OutboxPending int `json:"outboxPending"`
 	OutboxDead    int `json:"outboxDead,omitempty"`
+	// Linkable: the account is linked by `channels login` (WhatsApp), not
+	// by its config alone (Telegram's token, iMessage, e-mail).
+	Linkable bool `json:"linkable,omitempty"`
 }
 
 // LoginRequest names the account to link or unlink.

@@ -46,6 +46,7 @@ func (c *Inbound) ChannelStatuses() []api.ChannelStatus {
 			Self: st.Self, LastInbound: st.LastInbound, LastOutbound: st.LastOutbound, Restarts: st.Restarts, Detail: st.Detail,
 			DMPolicy: dm, GroupPolicy: gp, OutboxPending: pending[k], OutboxDead: dead[k],
 		})
+		_, out[len(out)-1].Linkable = ca.Adapter.(channel.Linker)
 	}
 	return out
 }

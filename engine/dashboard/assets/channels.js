@@ -107,7 +107,9 @@ export async function render(main) {
       { label: 'Outbox', get: c => String(c.outboxPending || 0) + (c.outboxDead ? ' (+' + c.outboxDead + ' failed)' : ''), opt: true },
       { label: 'Detail', get: c => [c.reason || '', c.detail ? h('div', { class: 'muted' }, c.detail) : null], opt: true },
     ];
-    if (writer) cols.push({ label: 'Actions', get: c => h('div', { class: 'row actions' },
+    // Link and Logout only where `channels login` links (WhatsApp): a
+    // Telegram bot, iMessage or e-mail is linked by its config.
+    if (writer && chans.some(c => c.linkable)) cols.push({ label: 'Actions', get: c => !c.linkable ? '' : h('div', { class: 'row actions' },
       h('button', { class: 'primary', 'data-channel': c.channel, 'data-account': c.account || '', 'data-action': 'login', 'aria-label': 'Link ' + c.channel + (c.account ? ' ' + c.account : '') }, 'Link'),
       h('button', { class: 'danger', 'data-channel': c.channel, 'data-account': c.account || '', 'data-action': 'logout', 'aria-label': 'Log out ' + c.channel + (c.account ? ' ' + c.account : '') }, 'Logout')) });
     const t = table(cols, chans, 'No channels are configured (see Config: channels.whatsapp, channels.email …).');
