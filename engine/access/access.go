@@ -190,6 +190,15 @@ func (p *Policy) keys() identity.Keys {
 		k.Groups = make(map[string][]string, len(p.Groups))
 		for g, v := range p.Groups {
 			k.Groups[g] = v.AllowFrom
+			for t, tv := range v.Topics {
+				if k.Topics == nil {
+					k.Topics = map[string]map[string][]string{}
+				}
+				if k.Topics[g] == nil {
+					k.Topics[g] = map[string][]string{}
+				}
+				k.Topics[g][t] = tv.AllowFrom
+			}
 		}
 	}
 	return k

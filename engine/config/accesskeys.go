@@ -66,6 +66,15 @@ func (c *Config) validateAccess(v *validation) {
 				ik.Groups = make(map[string][]string, len(k.Groups))
 				for g, gv := range k.Groups {
 					ik.Groups[g] = gv.AllowFrom
+					for t, tv := range gv.Topics {
+						if ik.Topics == nil {
+							ik.Topics = map[string]map[string][]string{}
+						}
+						if ik.Topics[g] == nil {
+							ik.Topics[g] = map[string][]string{}
+						}
+						ik.Topics[g][t] = tv.AllowFrom
+					}
 				}
 			}
 			for _, pr := range ik.Check(name) {

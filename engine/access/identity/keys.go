@@ -89,6 +89,9 @@ type Keys struct {
 	GroupAllowFrom []string
 	// Groups maps each key of groups ("*" included) to its allowFrom.
 	Groups map[string][]string
+	// Topics maps a key of groups to its topics' allowFrom by topic id
+	// (groups.<id>.topics.<threadId>.allowFrom, Telegram's forums).
+	Topics map[string]map[string][]string
 }
 
 // Problem is one refused access key or entry.
@@ -136,6 +139,13 @@ func (k Keys) Check(ch string) []Problem {
 	seen := map[string]string{}
 	for _, g := range slices.Sorted(maps.Keys(k.Groups)) {
 		entries(k.Groups[g], "groups", g, "allowFrom")
+		for _, t := range slices.Sorted(maps.Keys(k.Topics[g])) {
+			if n, err := strconv.ParseInt(t, 10, 64); err != nil || n <= 0 {
+				fail(-1, fmt.Sprintf("%s is not a topic id (the forum topic's message_thread_id, a positive number)", strconv.QuoteToASCII(t)), "groups", g, "topics")
+				continue
+			}
+			entries(k.Topics[g][t], "groups", g, "topics", t, "allowFrom")
+		}
 		if g == "*" {
 			continue
 		}
