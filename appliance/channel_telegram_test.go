@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/openclaw-edge/edge/engine"
+	"github.com/openclaw-edge/edge/engine/api"
 	"github.com/openclaw-edge/edge/engine/api/client"
 	"github.com/openclaw-edge/edge/engine/channel/telegram/telegramtest"
 	"github.com/openclaw-edge/edge/models/openai/openaitest"
@@ -286,6 +287,17 @@ func TestTelegram(t *testing.T) {
 		if !strings.Contains(ctx, "chatter 60") || !strings.Contains(ctx, "chatter 79") || strings.Index(ctx, "chatter 60") > strings.Index(ctx, "chatter 79") {
 			t.Errorf("the flood is not the next answer's context, in order:\n%s", ctx)
 		}
+	})
+
+	t.Run("message send: a numeric chat id is sent to, a username is refused at once", func(t *testing.T) {
+		ctx := context.Background()
+		if _, err := g.cl.SendOutbound(ctx, api.OutboundRequest{Channel: "telegram", Target: "@kate_smith", Message: "hi"}); err == nil || !strings.Contains(err.Error(), "not a chat id") {
+			t.Errorf("a username target: %v", err)
+		}
+		if _, err := g.cl.SendOutbound(ctx, api.OutboundRequest{Channel: "telegram", Target: fmt.Sprint(owner), Message: "dinner's **ready**"}); err != nil {
+			t.Fatal(err)
+		}
+		g.waitChat(owner, "the message", func(m []telegramtest.Sent) bool { return last(m).Plain == "dinner's ready" })
 	})
 
 	t.Run("hostile replies: HTML-breaking text arrives as written", func(t *testing.T) {

@@ -220,6 +220,13 @@ type Streamer interface {
 	Stream(ctx context.Context, to Outbound, deltas <-chan string) (Receipt, error)
 }
 
+// TargetChecker says whether a chat id typed by a person (`message send
+// --target`, `cron --to`) can be one on the platform, so a typo is an
+// error then, not a message that dies in the outbox later.
+type TargetChecker interface {
+	CheckTarget(chatID string) error
+}
+
 // Unsender deletes a message it sent (a preview whose reply was silent).
 type Unsender interface {
 	Unsend(ctx context.Context, chatID, messageID string) error

@@ -9,6 +9,7 @@ import (
 	"github.com/openclaw-edge/edge/engine/access"
 	"github.com/openclaw-edge/edge/engine/access/identity"
 	"github.com/openclaw-edge/edge/engine/api"
+	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/delivery"
 	"github.com/openclaw-edge/edge/engine/session"
 )
@@ -119,6 +120,11 @@ func (c *Inbound) target(d api.CronDelivery) (*chanAccount, engine.Inbound, erro
 		}
 		if to == "" {
 			return nil, engine.Inbound{}, fmt.Errorf("no owner of channel %s in commands.ownerAllowFrom to send to; give the chat (--to)", d.Channel)
+		}
+	}
+	if tc, ok := ca.Adapter.(channel.TargetChecker); ok {
+		if err := tc.CheckTarget(to); err != nil {
+			return nil, engine.Inbound{}, err
 		}
 	}
 	return ca, engine.Inbound{Channel: d.Channel, Account: ca.Adapter.Account(), ChatType: engine.ChatDirect, ChatID: to, SenderID: to}, nil

@@ -105,6 +105,11 @@ func (c *Inbound) SendOutbound(req api.OutboundRequest) (*api.OutboundResult, er
 	if err != nil {
 		return nil, err
 	}
+	if tc, ok := ca.Adapter.(channel.TargetChecker); ok {
+		if err := tc.CheckTarget(req.Target); err != nil {
+			return nil, badRequest(err.Error())
+		}
+	}
 	m := engine.Inbound{Channel: ca.Adapter.Channel(), Account: ca.Adapter.Account(), ChatType: engine.ChatDirect, ChatID: req.Target}
 	if strings.HasSuffix(req.Target, "@g.us") {
 		m.ChatType = engine.ChatGroup

@@ -175,6 +175,16 @@ func (a *Adapter) edit(ctx context.Context, chat, id int64, text string, markup 
 	return err
 }
 
+// CheckTarget accepts a numeric chat id (channel.TargetChecker): a
+// user's (123456789) or a group's (-1001234567890). A @username cannot be
+// written to: a bot only reaches people who wrote to it first.
+func (a *Adapter) CheckTarget(chatID string) error {
+	if _, err := strconv.ParseInt(chatID, 10, 64); err != nil {
+		return fmt.Errorf("telegram: %q is not a chat id; give the numeric id (a person's, e.g. 123456789, who has written to the bot, or a group's, e.g. -1001234567890: `openclaw pairing list telegram` and `openclaw logs` show them)", chatID)
+	}
+	return nil
+}
+
 // Edit edits a message sent earlier (channel.Editor).
 func (a *Adapter) Edit(ctx context.Context, chatID, messageID, text string) error {
 	if a.bot == nil {
