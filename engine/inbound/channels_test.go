@@ -45,6 +45,13 @@ func newChanHarness(t *testing.T, dir string, common channel.Common, steps ...ga
 // gateway's config before it is built; nil: none.
 func newChanHarnessConfig(t *testing.T, dir string, common channel.Common, tweak func(*gateway.Config), steps ...gatewaytest.Step) *chanHarness {
 	t.Helper()
+	return newChanHarnessWith(t, dir, common, tweak, nil, steps...)
+}
+
+// newChanHarnessWith is newChanHarnessConfig with the WhatsApp fake
+// wrapped by wrap (nil: as it is), for capabilities the fake lacks.
+func newChanHarnessWith(t *testing.T, dir string, common channel.Common, tweak func(*gateway.Config), wrap func(*gatewaytest.Adapter) channel.Adapter, steps ...gatewaytest.Step) *chanHarness {
+	t.Helper()
 	if dir == "" {
 		dir = t.TempDir()
 	}
@@ -71,10 +78,14 @@ func newChanHarnessConfig(t *testing.T, dir string, common channel.Common, tweak
 	if err != nil {
 		t.Fatal(err)
 	}
+	var ad channel.Adapter = wa
+	if wrap != nil {
+		ad = wrap(wa)
+	}
 	in, err := New(g, Config{
 		Records:  db,
 		Owners:   owners,
-		Channels: []Account{{Adapter: wa, Policy: &access.Policy{Channel: "whatsapp", Common: common, Owners: owners, Mentions: mentions}, ChunkLimit: 60, MediaDir: filepath.Join(dir, "media")}},
+		Channels: []Account{{Adapter: ad, Policy: &access.Policy{Channel: "whatsapp", Common: common, Owners: owners, Mentions: mentions}, ChunkLimit: 60, MediaDir: filepath.Join(dir, "media")}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,9 @@ import (
 )
 
 // previewWait bounds how long the end of a turn waits for its preview's
-// last send or edit (the reply is queued either way).
-const previewWait = 10 * time.Second
+// last send or edit (the reply is queued either way); a variable so tests
+// can shorten it.
+var previewWait = 10 * time.Second
 
 // preview is a turn's streamed reply on an adapter that shows one
 // (channel.Streamer: Telegram's streamMode partial). The turn's text
@@ -25,6 +26,7 @@ type preview struct {
 	done   chan string
 	id     string
 	over   bool
+	got    bool // done was read: id is the preview's (or "": none)
 }
 
 // startPreview starts the preview of a reply to m, or returns nil.
@@ -78,6 +80,7 @@ func (p *preview) finish() string {
 		close(p.ch)
 		select {
 		case p.id = <-p.done:
+			p.got = true
 		case <-time.After(previewWait):
 		}
 	}
@@ -94,11 +97,26 @@ func (p *preview) drop(ctx context.Context, ca *chanAccount, chatID string, log 
 	p.mu.Lock()
 	taken := p.over
 	p.mu.Unlock()
-	if taken {
-		return
+	if !taken {
+		p.finish()
 	}
-	id := p.finish()
-	if u, ok := ca.Adapter.(channel.Unsender); ok && id != "" {
+	p.mu.Lock()
+	id, got := p.id, p.got
+	p.mu.Unlock()
+	u, ok := ca.Adapter.(channel.Unsender)
+	switch {
+	case !ok:
+	case !got:
+		// Its last send outlasted previewWait, so the reply went as a
+		// new message: the preview goes when that send ends.
+		go func() {
+			if id := <-p.done; id != "" {
+				if err := u.Unsend(context.WithoutCancel(ctx), chatID, id); err != nil {
+					log.Warn("could not delete a reply preview", "err", err)
+				}
+			}
+		}()
+	case !taken && id != "":
 		if err := u.Unsend(context.WithoutCancel(ctx), chatID, id); err != nil {
 			// Left in the chat: said in the log.
 			log.Warn("could not delete a reply preview", "err", err)
