@@ -85,7 +85,10 @@ func TestPreview(t *testing.T) {
 		defer func(d time.Duration) { previewWait = d }(previewWait)
 		previewWait = 50 * time.Millisecond
 		var s *streamer
-		h := newChanHarnessWith(t, "", channel.Common{}, nil, func(a *gatewaytest.Adapter) channel.Adapter { s = &streamer{Adapter: a, delay: 400 * time.Millisecond}; return s },
+		h := newChanHarnessWith(t, "", channel.Common{}, nil, func(a *gatewaytest.Adapter) channel.Adapter {
+			s = &streamer{Adapter: a, delay: 400 * time.Millisecond}
+			return s
+		},
 			gatewaytest.Reply("A reply whose preview was slow."))
 		h.wa.Deliver(t, dm(owner, "P3", "hi"))
 		sent := h.wa.WaitSent(t, 1)
