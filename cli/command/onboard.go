@@ -163,7 +163,8 @@ var (
 )
 
 // handleHints are examples of a handle per channel (onboard.js).
-var handleHints = map[string]string{"whatsapp": "+15551234567", "email": "you@example.com", "imessage": "+15551234567 or you@icloud.com"}
+var handleHints = map[string]string{"whatsapp": "+15551234567", "email": "you@example.com", "imessage": "+15551234567 or you@icloud.com",
+	"telegram": "123456789, your numeric id: `openclaw pairing list telegram` shows it after you write to the bot"}
 
 type onboardFlags struct {
 	nonInteractive                     bool
