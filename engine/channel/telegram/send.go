@@ -187,14 +187,10 @@ func (a *Adapter) CheckTarget(chatID string) error {
 
 // Edit edits a message sent earlier (channel.Editor).
 func (a *Adapter) Edit(ctx context.Context, chatID, messageID, text string) error {
-	if a.bot == nil {
-		return fmt.Errorf("telegram: %w", channel.ErrNotConnected)
-	}
-	chat, err := chatRef(chatID)
+	chat, id, ok, err := a.ref(chatID, messageID)
 	if err != nil {
 		return err
 	}
-	id, ok := messageRef(messageID)
 	if !ok {
 		return channel.Permanent(fmt.Errorf("telegram: %q is not a message id", messageID))
 	}
@@ -204,18 +200,24 @@ func (a *Adapter) Edit(ctx context.Context, chatID, messageID, text string) erro
 	return nil
 }
 
+// ref parses the chat and message a caller names; ok is false for a
+// message id that is not one of ours.
+func (a *Adapter) ref(chatID, messageID string) (chat, id int64, ok bool, err error) {
+	if a.bot == nil {
+		return 0, 0, false, fmt.Errorf("telegram: %w", channel.ErrNotConnected)
+	}
+	if chat, err = chatRef(chatID); err != nil {
+		return 0, 0, false, err
+	}
+	id, ok = messageRef(messageID)
+	return chat, id, ok, nil
+}
+
 // Unsend deletes a message the bot sent (channel.Unsender).
 func (a *Adapter) Unsend(ctx context.Context, chatID, messageID string) error {
-	if a.bot == nil {
-		return fmt.Errorf("telegram: %w", channel.ErrNotConnected)
-	}
-	chat, err := chatRef(chatID)
-	if err != nil {
+	chat, id, ok, err := a.ref(chatID, messageID)
+	if err != nil || !ok {
 		return err
-	}
-	id, ok := messageRef(messageID)
-	if !ok {
-		return nil
 	}
 	_, err = a.bot.DeleteMessageWithContext(ctx, chat, id, nil)
 	if err != nil && !gone(err) {
