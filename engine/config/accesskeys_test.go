@@ -156,12 +156,13 @@ func TestAccessKeys(t *testing.T) {
 		{"telegram: numeric ids, @usernames in sender lists only, never an owner by username", `{
   commands: { ownerAllowFrom: ["telegram:@kate_smith"] },
   channels: {
-    telegram: { allowFrom: ["kate", "@k"], groups: { "@somegroup": {}, "-100": { topics: { "general": {}, "7": { allowFrom: ["bob"] } } } } },
+    telegram: { allowFrom: ["kate", "@k"], groups: { "@somegroup": {}, "-100": { topics: { "general": {}, "09": { enabled: false }, "7": { allowFrom: ["bob"] } } } } },
   },
 }`, []string{
 			`2: commands.ownerAllowFrom[0]: "telegram:@kate_smith": a Telegram owner is listed by numeric user id`,
 			`4: channels.telegram.allowFrom[0]: "kate" is not a Telegram id`,
 			`4: channels.telegram.allowFrom[1]: "@k" is not a Telegram username`,
+			`4: channels.telegram.groups.-100.topics: "09" is not a topic id`,
 			`4: channels.telegram.groups.-100.topics.7.allowFrom[0]: "bob" is not a Telegram id`,
 			`4: channels.telegram.groups.-100.topics: "general" is not a topic id`,
 			`4: channels.telegram.groups: "@somegroup" is not a Telegram chat id`,

@@ -281,14 +281,16 @@ type Inbound struct {
 
 	mu      sync.Mutex
 	workers map[string]chan inboxItem // by chat
-	// backlog holds recorded messages waiting for room on their chat's
-	// queue or for a worker (enqueue, drain); backlogged counts them by
-	// chat, so a chat's later messages queue behind them.
-	backlog    []inboxItem
-	backlogged map[string]int
-	urgent     int // owner commands being handled beside the queues (dispatch)
-	stopping   bool
-	seq        int64
+	// backlog lists recorded messages waiting for room on their chat's
+	// queue or for a worker (enqueue, drain), by inbox key only: the
+	// message itself is read back from the inbox when its turn comes.
+	// backlogged counts them by chat, so a chat's later messages queue
+	// behind them.
+	backlog  map[string][]string // chat → inbox keys, oldest first
+	waitingN int                 // entries in backlog
+	urgent   int                 // owner commands being handled beside the queues (dispatch)
+	stopping bool
+	seq      int64
 	// lastOwner caches the owner's last direct contact (announce.go).
 	lastOwner *lastContact
 	wg        sync.WaitGroup
@@ -333,13 +335,13 @@ func New(g *gateway.Gateway, cfg Config) (*Inbound, error) {
 		cfg.Now = time.Now
 	}
 	c := &Inbound{
-		g:          g,
-		cfg:        cfg,
-		log:        cfg.Logger,
-		db:         cfg.Records,
-		accounts:   map[string]*chanAccount{},
-		workers:    map[string]chan inboxItem{},
-		backlogged: map[string]int{},
+		g:        g,
+		cfg:      cfg,
+		log:      cfg.Logger,
+		db:       cfg.Records,
+		accounts: map[string]*chanAccount{},
+		workers:  map[string]chan inboxItem{},
+		backlog:  map[string][]string{},
 		router: routing.Router{
 			Bindings: cfg.Bindings, DefaultAgent: g.DefaultAgent(),
 			MainKey: g.MainKey(), DMScope: cfg.DMScope,
@@ -558,10 +560,11 @@ func (c *Inbound) deliver(m engine.Inbound, cur *cursorPut) error {
 	case cur != nil:
 		// An adapter whose cursor moves with the message (Telegram) would
 		// hold every other chat behind a refused one: it is recorded and
-		// waits in the backlog instead, refused only when that is full.
-		if len(c.backlog) >= maxBacklog && !urgent {
+		// waits in the backlog instead (a key each; the message is in
+		// the inbox), refused only when that is full.
+		if c.waitingN >= maxBacklog && !urgent {
 			c.mu.Unlock()
-			return fmt.Errorf("%d messages are waiting for their chats; try again shortly", len(c.backlog))
+			return fmt.Errorf("%d messages are waiting for their chats; try again shortly", c.waitingN)
 		}
 	default:
 		if q, ok := c.workers[chat]; ok && len(q) >= cap(q) && !urgent {
@@ -659,26 +662,23 @@ func (c *Inbound) dispatch(it inboxItem, urgent bool) {
 	c.enqueue(chat, it)
 }
 
-// maxBacklog bounds the messages waiting for a full chat queue or a
-// worker (each is also in the durable inbox).
-const maxBacklog = 1024
+// maxBacklog is where deliveries with a cursor start being refused (the
+// platform keeps them): a backlog entry is a few dozen bytes, so this
+// holds a long flood, and the check in deliver is only admission —
+// enqueue never drops what was recorded.
+const maxBacklog = 100_000
 
 // enqueue puts it on its chat's queue, starting a worker if needed, or,
 // when the queue is full, the workers are all busy, or the chat already
-// has messages waiting, at the end of the backlog (drain moves them on,
-// in order). c.mu is held.
+// has messages waiting, at the end of the chat's backlog (drain moves
+// them on, in order). It is already in the inbox: nothing is dropped.
+// c.mu is held.
 func (c *Inbound) enqueue(chat string, it inboxItem) {
-	if c.backlogged[chat] == 0 && c.tryQueue(chat, it) {
+	if len(c.backlog[chat]) == 0 && c.tryQueue(chat, it) {
 		return
 	}
-	if len(c.backlog) >= maxBacklog {
-		// A flood: the item stays in the inbox and is handled at the
-		// next start rather than held in memory.
-		c.log.Warn("too many messages waiting; message left for the next start", "chat", access.Display(chat))
-		return
-	}
-	c.backlog = append(c.backlog, it)
-	c.backlogged[chat]++
+	c.backlog[chat] = append(c.backlog[chat], it.Seq)
+	c.waitingN++
 }
 
 // tryQueue puts it on chat's queue if there is room. c.mu is held.
@@ -701,27 +701,47 @@ func (c *Inbound) tryQueue(chat string, it inboxItem) bool {
 	}
 }
 
-// drain moves backlog items on to their chats' queues where there is room
-// now, keeping each chat's order. c.mu is held.
+// drain moves waiting messages of every chat on to their queues where
+// there is room now (a worker's place came free). c.mu is held.
 func (c *Inbound) drain() {
-	if len(c.backlog) == 0 || c.ctx == nil || c.ctx.Err() != nil {
-		return
+	for chat := range c.backlog {
+		c.drainChat(chat)
 	}
-	blocked := map[string]bool{}
-	kept := c.backlog[:0]
-	for _, it := range c.backlog {
-		chat := accountKey(it.Inbound.Channel, it.Inbound.Account) + "/" + it.Inbound.ChatID
-		if !blocked[chat] && c.tryQueue(chat, it) {
-			if c.backlogged[chat]--; c.backlogged[chat] == 0 {
-				delete(c.backlogged, chat)
-			}
-			continue
+}
+
+// drainChat moves chat's waiting messages on to its queue, oldest first,
+// while it has room, reading each back from the inbox. c.mu is held.
+func (c *Inbound) drainChat(chat string) {
+	for len(c.backlog[chat]) > 0 && c.ctx != nil && c.ctx.Err() == nil && c.hasRoom(chat) {
+		seq := c.backlog[chat][0]
+		var it inboxItem
+		found := false
+		// A read of the memory-mapped file: no lock of ours is taken.
+		err := c.db.ViewRecords(func(tx engine.RecordTx) error {
+			var err error
+			found, err = tx.Get(bucketInbox, seq, &it)
+			return err
+		})
+		if err != nil {
+			c.log.Error("could not read a waiting message back from the inbox; it is handled at the next start", "err", err)
+		} else if found && !c.tryQueue(chat, it) {
+			return
 		}
-		blocked[chat] = true
-		kept = append(kept, it)
+		c.backlog[chat] = c.backlog[chat][1:]
+		c.waitingN--
 	}
-	clear(c.backlog[len(kept):])
-	c.backlog = kept
+	if len(c.backlog[chat]) == 0 {
+		delete(c.backlog, chat)
+	}
+}
+
+// hasRoom reports whether chat's queue (or a new worker) can take an item
+// now. c.mu is held.
+func (c *Inbound) hasRoom(chat string) bool {
+	if q, ok := c.workers[chat]; ok {
+		return len(q) < cap(q)
+	}
+	return len(c.workers) < maxChatWorkers
 }
 
 // work handles one chat's messages in order; it exits when idle.
@@ -732,7 +752,7 @@ func (c *Inbound) work(chat string, q chan inboxItem) {
 		case it := <-q:
 			c.handle(it)
 			c.mu.Lock()
-			c.drain()
+			c.drainChat(chat) // room in this chat's queue
 			c.mu.Unlock()
 		case <-time.After(time.Minute):
 			c.mu.Lock()
@@ -972,9 +992,15 @@ func (c *Inbound) turn(ctx context.Context, ca *chanAccount, ag *gateway.Agent, 
 	pv := c.startPreview(ctx, ca, m)
 	o.Reply = func(r delivery.Reply) ([]session.Record, error) {
 		r.Media = c.confineMedia(ag, m, v.Owner, o.Created, r.Media, ca.MediaDir)
-		// The streamed preview becomes the reply's first message.
+		// The streamed preview becomes the reply's first message; a
+		// reply with nothing to send (empty text after a tool call)
+		// leaves it to drop, which deletes it.
 		r.Replace = pv.finish()
-		return c.outbox.Records(ca.Adapter, ca.chunking(), m, r)
+		recs, err := c.outbox.Records(ca.Adapter, ca.chunking(), m, r)
+		if err != nil || len(recs) == 0 {
+			pv.release()
+		}
+		return recs, err
 	}
 	defer pv.drop(ctx, ca, m.ChatID, c.log)
 	emit := func(ev api.Event) {

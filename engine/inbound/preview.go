@@ -88,6 +88,17 @@ func (p *preview) finish() string {
 	return p.id
 }
 
+// release undoes finish's hand-over: no reply took the preview, so drop
+// deletes it.
+func (p *preview) release() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.over = false
+}
+
 // drop runs when the turn is over: a preview no reply took over (a
 // silent reply, a duplicate, a turn cut short) is deleted.
 func (p *preview) drop(ctx context.Context, ca *chanAccount, chatID string, log interface{ Warn(string, ...any) }) {
@@ -98,7 +109,7 @@ func (p *preview) drop(ctx context.Context, ca *chanAccount, chatID string, log 
 	taken := p.over
 	p.mu.Unlock()
 	if !taken {
-		p.finish()
+		p.finish() // (closes the deltas, or only reads the id again)
 	}
 	p.mu.Lock()
 	id, got := p.id, p.got

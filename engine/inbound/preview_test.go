@@ -2,11 +2,13 @@ package inbound
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/channel"
 	"github.com/openclaw-edge/edge/engine/gateway/gatewaytest"
 )
@@ -80,6 +82,23 @@ func TestPreview(t *testing.T) {
 		if sends != 0 {
 			t.Errorf("a silent reply sent %d messages", sends)
 		}
+	})
+	t.Run("text before a tool call, then an empty reply: the preview goes", func(t *testing.T) {
+		var s *streamer
+		pre := func(_ context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
+			emit(engine.Event{Type: engine.EventTextDelta, Text: "Let me look that up for you, one moment please."})
+			raw, _ := json.Marshal(map[string]string{"path": "MEMORY.md"})
+			emit(engine.Event{Type: engine.EventToolCall, ToolCall: &engine.ToolCall{ID: "c1", Name: "read", Arguments: raw}})
+			emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopToolUse, Usage: &engine.Usage{Input: 5, Output: 5, TotalTokens: 10}})
+			return nil
+		}
+		empty := func(_ context.Context, _ *engine.ChatRequest, emit func(engine.Event)) error {
+			emit(engine.Event{Type: engine.EventMessageEnd, StopReason: engine.StopEnd, Usage: &engine.Usage{Input: 5, Output: 1, TotalTokens: 6}})
+			return nil
+		}
+		h := newChanHarnessWith(t, "", channel.Common{}, nil, func(a *gatewaytest.Adapter) channel.Adapter { s = &streamer{Adapter: a}; return s }, pre, empty)
+		h.wa.Deliver(t, dm(owner, "P4", "what is in memory?"))
+		waitFor(t, func() bool { return len(s.deleted()) == 1 })
 	})
 	t.Run("a preview slower than previewWait: a new message, the preview deleted later", func(t *testing.T) {
 		defer func(d time.Duration) { previewWait = d }(previewWait)

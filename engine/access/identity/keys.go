@@ -140,7 +140,10 @@ func (k Keys) Check(ch string) []Problem {
 	for _, g := range slices.Sorted(maps.Keys(k.Groups)) {
 		entries(k.Groups[g], "groups", g, "allowFrom")
 		for _, t := range slices.Sorted(maps.Keys(k.Topics[g])) {
-			if n, err := strconv.ParseInt(t, 10, 64); err != nil || n <= 0 {
+			// As Telegram writes it ("9", never "09" or "+9"): the key is
+			// compared as text, and a key that never matches would leave
+			// the topic under its group's looser rules.
+			if n, err := strconv.ParseInt(t, 10, 64); err != nil || n <= 0 || strconv.FormatInt(n, 10) != t {
 				fail(-1, fmt.Sprintf("%s is not a topic id (the forum topic's message_thread_id, a positive number)", strconv.QuoteToASCII(t)), "groups", g, "topics")
 				continue
 			}
