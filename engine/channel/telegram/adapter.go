@@ -283,7 +283,14 @@ func (a *Adapter) startErr(what string, err error) error {
 		return fmt.Errorf("%w: %s", channel.ErrConfig, reason)
 	}
 	reason := fmt.Sprintf("could not %s: %v", what, err)
-	a.setState(channel.StateError, reason)
+	state := channel.StateError
+	var ne *netError
+	if errors.As(err, &ne) {
+		// Offline (the cable pulled, Telegram unreachable): the
+		// supervisor retries with backoff; it is not an error of ours.
+		state = channel.StateConnecting
+	}
+	a.setState(state, reason)
 	return errors.New("telegram: " + reason)
 }
 
