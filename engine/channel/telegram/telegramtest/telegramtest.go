@@ -1507,29 +1507,36 @@ func (s *Server) newMessageLocked(p params, sent Sent, media, fileID string) (an
 }
 
 func (s *Server) sendMessage(p params) (any, *apiError) {
-	chat, e := chatID(p)
-	if e != nil {
-		return nil, e
-	}
-	thread, e := p.int("message_thread_id")
-	if e != nil {
-		return nil, e
-	}
-	text, mode := p.str("text"), p.str("parse_mode")
-	plain, e := parseText(text, mode, MaxTextLen, "message is too long", false)
-	if e != nil {
-		return nil, e
-	}
-	buttons, e := parseMarkup(p.str("reply_markup"))
+	sent, e := outgoing(p, "sendMessage", "text", MaxTextLen, "message is too long", false)
 	if e != nil {
 		return nil, e
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.newMessageLocked(p, Sent{
-		Method: "sendMessage", ChatID: chat, ThreadID: thread,
-		Text: text, Plain: plain, ParseMode: mode, Buttons: buttons,
-	}, "", "")
+	return s.newMessageLocked(p, sent, "", "")
+}
+
+// outgoing reads what every send has: the chat, the topic, the text (or
+// caption: field, as Telegram checks it) and the inline keyboard.
+func outgoing(p params, method, field string, max int, tooLong string, caption bool) (Sent, *apiError) {
+	chat, e := chatID(p)
+	if e != nil {
+		return Sent{}, e
+	}
+	thread, e := p.int("message_thread_id")
+	if e != nil {
+		return Sent{}, e
+	}
+	text, mode := p.str(field), p.str("parse_mode")
+	plain, e := parseText(text, mode, max, tooLong, caption)
+	if e != nil {
+		return Sent{}, e
+	}
+	buttons, e := parseMarkup(p.str("reply_markup"))
+	if e != nil {
+		return Sent{}, e
+	}
+	return Sent{Method: method, ChatID: chat, ThreadID: thread, Text: text, Plain: plain, ParseMode: mode, Buttons: buttons}, nil
 }
 
 // editTarget finds the bot message an edit names.
@@ -1694,20 +1701,7 @@ func (s *Server) getFile(p params) (any, *apiError) {
 // HTTP URL.
 func (s *Server) sendFile(method, field string) func(params) (any, *apiError) {
 	return func(p params) (any, *apiError) {
-		chat, e := chatID(p)
-		if e != nil {
-			return nil, e
-		}
-		thread, e := p.int("message_thread_id")
-		if e != nil {
-			return nil, e
-		}
-		caption, mode := p.str("caption"), p.str("parse_mode")
-		plain, e := parseText(caption, mode, MaxCaptionLen, "message caption is too long", true)
-		if e != nil {
-			return nil, e
-		}
-		buttons, e := parseMarkup(p.str("reply_markup"))
+		sent, e := outgoing(p, method, "caption", MaxCaptionLen, "message caption is too long", true)
 		if e != nil {
 			return nil, e
 		}
@@ -1728,7 +1722,6 @@ func (s *Server) sendFile(method, field string) func(params) (any, *apiError) {
 
 		s.mu.Lock()
 		defer s.mu.Unlock()
-		sent := Sent{Method: method, ChatID: chat, ThreadID: thread, Text: caption, Plain: plain, ParseMode: mode, Buttons: buttons}
 		var fileID string
 		switch {
 		case uploaded:
