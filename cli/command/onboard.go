@@ -1397,7 +1397,6 @@ type prompter struct {
 // when secret and in is a terminal. Ctrl-C is ctx's error, Ctrl-D
 // errEndOfInput.
 func (p *prompter) read(prompt string, secret bool) (string, error) {
-	fmt.Fprint(p.w, prompt)
 	type answer struct {
 		s   string
 		err error
@@ -1408,16 +1407,25 @@ func (p *prompter) read(prompt string, secret bool) (string, error) {
 		// The terminal echoes nothing until the line ends. Its state is
 		// put back here, after the line and at a Ctrl-C meanwhile:
 		// readline.ReadPassword's own restore keeps echo off (it saves a
-		// pointer to the state it then changes).
+		// pointer to the state it then changes). Echo goes off before
+		// the prompt shows (raw mode, set at once, TCSANOW: nothing typed
+		// ahead is lost), not in ReadPassword's goroutine: a key typed as
+		// soon as the prompt appears was echoed otherwise.
 		fd := int(f.Fd())
 		if st, err := readline.GetState(fd); err == nil {
 			restore = func() { _ = readline.Restore(fd, st) }
+			if _, err := readline.MakeRaw(fd); err != nil {
+				restore()
+				return "", fmt.Errorf("turn the terminal's echo off: %w", err)
+			}
 		}
+		fmt.Fprint(p.w, prompt)
 		go func() {
 			b, err := readline.ReadPassword(fd)
 			ch <- answer{string(b), err}
 		}()
 	} else {
+		fmt.Fprint(p.w, prompt)
 		go func() {
 			s, err := p.br.ReadString('\n')
 			ch <- answer{s, err}
