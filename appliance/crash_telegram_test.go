@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -77,7 +78,7 @@ func TestCrashTelegram(t *testing.T) {
 		}
 		// Killed before the adapter's next poll: Telegram sends it again.
 		// (At after-end the next poll went out long before.)
-		if point != "after-end" && !slicesContains(tg.Unconfirmed(), update) {
+		if point != "after-end" && !slices.Contains(tg.Unconfirmed(), update) {
 			t.Fatalf("%s (%s): update %d was confirmed to Telegram before the kill", marker, point, update)
 		}
 		checkDB(t, dbPath)
@@ -113,13 +114,4 @@ func TestCrashTelegram(t *testing.T) {
 	}
 	verifyStore(t, dbPath, recs)
 	t.Logf("telegram crash test: %d updates, each killed once (%v), each answered once", len(recs), points)
-}
-
-func slicesContains(s []int64, v int64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

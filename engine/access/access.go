@@ -191,13 +191,7 @@ func (p *Policy) keys() identity.Keys {
 		for g, v := range p.Groups {
 			k.Groups[g] = v.AllowFrom
 			for t, tv := range v.Topics {
-				if k.Topics == nil {
-					k.Topics = map[string]map[string][]string{}
-				}
-				if k.Topics[g] == nil {
-					k.Topics[g] = map[string][]string{}
-				}
-				k.Topics[g][t] = tv.AllowFrom
+				k.AddTopic(g, t, tv.AllowFrom)
 			}
 		}
 	}

@@ -67,13 +67,7 @@ func (c *Config) validateAccess(v *validation) {
 				for g, gv := range k.Groups {
 					ik.Groups[g] = gv.AllowFrom
 					for t, tv := range gv.Topics {
-						if ik.Topics == nil {
-							ik.Topics = map[string]map[string][]string{}
-						}
-						if ik.Topics[g] == nil {
-							ik.Topics[g] = map[string][]string{}
-						}
-						ik.Topics[g][t] = tv.AllowFrom
+						ik.AddTopic(g, t, tv.AllowFrom)
 					}
 				}
 			}

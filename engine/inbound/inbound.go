@@ -91,6 +91,18 @@ const (
 	maxHandleTries = 5
 )
 
+// normalize fills in what an adapter may leave out (a direct chat; the
+// sender's chat) and bounds the rest: m as access control reads it.
+func normalize(m *engine.Inbound) {
+	if m.ChatType == "" {
+		m.ChatType = engine.ChatDirect
+	}
+	if m.ChatID == "" {
+		m.ChatID = m.SenderID
+	}
+	bound(m)
+}
+
 // bound cuts the fields of m a sender chooses to sane sizes, and replaces
 // ids that are not plain tokens (they are written in the prompt's trusted
 // metadata) by a hash of themselves.
@@ -472,13 +484,7 @@ func (in *accountInbox) Deliver(ctx context.Context, m engine.Inbound) error {
 // to a turn (or a command).
 func (in *accountInbox) WillAnswer(m engine.Inbound) bool {
 	m.Channel, m.Account = in.ch, in.account
-	if m.ChatType == "" {
-		m.ChatType = engine.ChatDirect
-	}
-	if m.ChatID == "" {
-		m.ChatID = m.SenderID
-	}
-	bound(&m)
+	normalize(&m)
 	v, err := in.c.decide(m)
 	return err == nil && v.Action == access.Answer
 }
@@ -516,16 +522,10 @@ func (c *Inbound) putCursor(cur *cursorPut) error {
 // cur, when set, is written in the same transaction (or alone, when m is
 // dropped).
 func (c *Inbound) deliver(m engine.Inbound, cur *cursorPut) error {
-	if m.ChatType == "" {
-		m.ChatType = engine.ChatDirect
-	}
-	if m.ChatID == "" {
-		m.ChatID = m.SenderID
-	}
+	normalize(&m)
 	if m.ChatID == "" {
 		return errors.New("inbound message without a chat or sender id")
 	}
-	bound(&m)
 	if m.Timestamp.IsZero() {
 		m.Timestamp = c.cfg.Now()
 	}

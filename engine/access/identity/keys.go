@@ -94,6 +94,17 @@ type Keys struct {
 	Topics map[string]map[string][]string
 }
 
+// AddTopic records topic t of group g and its allowFrom in k.Topics.
+func (k *Keys) AddTopic(g, t string, allowFrom []string) {
+	if k.Topics == nil {
+		k.Topics = map[string]map[string][]string{}
+	}
+	if k.Topics[g] == nil {
+		k.Topics[g] = map[string][]string{}
+	}
+	k.Topics[g][t] = allowFrom
+}
+
 // Problem is one refused access key or entry.
 type Problem struct {
 	// Path is the key below the account's object: ["dmPolicy"],

@@ -37,9 +37,10 @@ const (
 	keyOffset = "offset"
 )
 
-// allowedUpdates are the update kinds asked for: messages, their edits
-// (ignored, but confirmed) and button presses.
-var allowedUpdates = []string{"message", "edited_message", "callback_query"}
+// allowedUpdates are the update kinds asked for (getUpdates'
+// allowed_updates, a JSON list): messages, their edits (ignored, but
+// confirmed) and button presses.
+const allowedUpdates = `["message","edited_message","callback_query"]`
 
 // Deps is what the wiring hands the adapter.
 type Deps struct {
@@ -246,10 +247,9 @@ func (a *Adapter) Run(ctx context.Context, in channel.Inbox) error {
 // own (Run), so one the library cannot read is skipped rather than
 // failing the batch, forever, at the same offset.
 func (a *Adapter) poll(ctx context.Context, offset int64) ([]json.RawMessage, error) {
-	allowed, _ := json.Marshal(allowedUpdates)
 	raw, err := a.bot.RequestWithContext(ctx, "getUpdates", map[string]string{
 		"offset": strconv.FormatInt(offset, 10), "limit": strconv.Itoa(pollLimit),
-		"timeout": strconv.Itoa(int(pollTimeout / time.Second)), "allowed_updates": string(allowed),
+		"timeout": strconv.Itoa(int(pollTimeout / time.Second)), "allowed_updates": allowedUpdates,
 	}, nil, &gotgbot.RequestOpts{Timeout: pollTimeout + pollMargin})
 	if err != nil {
 		return nil, err

@@ -2,7 +2,6 @@ package telegram
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -13,45 +12,16 @@ import (
 
 	"github.com/openclaw-edge/edge/engine"
 	"github.com/openclaw-edge/edge/engine/channel"
+	"github.com/openclaw-edge/edge/engine/channel/channeltest"
 	"github.com/openclaw-edge/edge/engine/channel/telegram/telegramtest"
 )
 
 const testToken = "123456:ABC-def_ghi"
 
-// memStore is a channel.Store in memory.
-type memStore struct {
-	mu sync.Mutex
-	m  map[string][]byte
-}
-
-func (s *memStore) Get(k string, v any) (bool, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	b, ok := s.m[k]
-	if !ok {
-		return false, nil
-	}
-	return true, json.Unmarshal(b, v)
-}
-
-func (s *memStore) Put(k string, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.m == nil {
-		s.m = map[string][]byte{}
-	}
-	s.m[k] = b
-	return nil
-}
-
 // inbox records messages with their cursor, as the gateway's CursorInbox
 // does in one transaction; fail makes the next n deliveries fail.
 type inbox struct {
-	store *memStore
+	store *channeltest.Store
 	mu    sync.Mutex
 	got   []engine.Inbound
 	fail  int
@@ -96,7 +66,7 @@ type rig struct {
 	srv   *telegramtest.Server
 	a     *Adapter
 	in    *inbox
-	store *memStore
+	store *channeltest.Store
 	stop  func() error
 }
 
@@ -107,7 +77,7 @@ func newRig(t *testing.T, cfg Config, srvToken string) *rig {
 	if cfg.BotToken == "" {
 		cfg.BotToken = testToken
 	}
-	store := &memStore{}
+	store := channeltest.NewStore()
 	a, err := New(cfg, Deps{Store: store, MediaDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
